@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages stepmap builds, tests and demos with.
+# Idempotent: installs only what is missing.
+set -euo pipefail
+pkgs=(
+  build-essential pkg-config meson ninja-build
+  libslurm-dev slurmctld slurmd slurm-client munge
+  libpmix-dev libhwloc-dev hwloc libuv1-dev libyaml-cpp-dev
+  googletest libgtest-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev
+  util-linux procps iproute2
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# The packaged daemons must not start themselves: the test cluster runs its own.
+printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+$SUDO chmod +x /usr/sbin/policy-rc.d
+trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
