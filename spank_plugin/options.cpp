@@ -1,0 +1,98 @@
+#include "options.hpp"
+
+#include "host_list.hpp"
+#include "map_policy.hpp"
+
+#include <cstdlib>
+
+extern char **environ;
+
+namespace stepmap::plugin {
+
+const std::vector<OptionSpec> &optionSpecs() {
+    static const std::vector<OptionSpec> specs = {
+        {"host", "hosts",
+         "stepmap: run only on these allocated hosts (name, name:N caps at N slots, "
+         "!^a,b excludes)"},
+        {"hostfile", "file",
+         "stepmap: run only on the allocated hosts listed in file "
+         "(name [slots=N] [max_slots=M])"},
+        {"map-by", "policy",
+         "stepmap: place ranks by slot (default) or node, with :OVERSUBSCRIBE or "
+         ":NOOVERSUBSCRIBE"},
+        {"overbook", nullptr,
+         "stepmap: when there are more ranks than CPUs, spread them evenly (ParaStation "
+         "PSI_OVERBOOK)"},
+        {"display-map", nullptr, "stepmap: print the job map before the step starts"},
+    };
+    return specs;
+}
+
+std::map<std::string, bool> optionArity() {
+    std::map<std::string, bool> m;
+    for (auto &s : optionSpecs())
+        m[s.name] = s.arg != nullptr;
+    return m;
+}
+
+std::map<std::string, std::string> forwardedOptions() {
+    // Slurm forwards an allocator's option as _SLURM_SPANK_OPTION_<plugin>_<opt>
+    // (with every non-alphanumeric character of <opt> turned into '_'),
+    // wrapped in the SLURM_SPANK_ prefix.
+    static const std::string prefix = "SLURM_SPANK__SLURM_SPANK_OPTION_stepmap_";
+    std::map<std::string, std::string> out;
+    for (char **e = environ; e && *e; ++e) {
+        std::string entry = *e;
+        if (entry.compare(0, prefix.size(), prefix) != 0)
+            continue;
+        auto eq = entry.find('=');
+        if (eq == std::string::npos)
+            continue;
+        std::string envName = entry.substr(prefix.size(), eq - prefix.size());
+        for (auto &s : optionSpecs()) {
+            std::string mangled = s.name;
+            for (auto &ch : mangled)
+                if (ch == '-')
+                    ch = '_';
+            if (mangled == envName)
+                out[s.name] = entry.substr(eq + 1);
+        }
+    }
+    return out;
+}
+
+StepmapOptions mergeOptions(const std::map<std::string, std::string> &commandLine,
+                            const std::map<std::string, std::string> &forwarded) {
+    auto pick = [&](const char *name) -> std::optional<std::string> {
+        if (auto it = commandLine.find(name); it != commandLine.end())
+            return it->second;
+        if (auto it = forwarded.find(name); it != forwarded.end())
+            return it->second;
+        return std::nullopt;
+    };
+    StepmapOptions o;
+    o.host = pick("host");
+    o.hostfile = pick("hostfile");
+    o.mapBy = pick("map-by");
+    o.overbook = pick("overbook").has_value();
+    o.displayMap = pick("display-map").has_value();
+    return o;
+}
+
+Expected<bool> checkOptionValue(const std::string &name, const std::string &value) {
+    if (name == "host") {
+        auto h = parseHostOption(value);
+        if (!h)
+            return h.error();
+    } else if (name == "map-by") {
+        auto m = parseMapBy(value);
+        if (!m)
+            return m.error();
+    } else if (name == "hostfile") {
+        if (value.empty())
+            return UserError{"--hostfile needs a file name"};
+    }
+    return true;
+}
+
+} // namespace stepmap::plugin

@@ -1,0 +1,47 @@
+#pragma once
+
+// The srun options stepmap adds, and where their values come from:
+// command line > job environment (sbatch/salloc forward their options as
+// SLURM_SPANK__SLURM_SPANK_OPTION_stepmap_<name>).
+
+#include "expected.hpp"
+#include "plan_request.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace stepmap::plugin {
+
+struct OptionSpec {
+    const char *name;  // long option, without "--"
+    const char *arg;   // argument placeholder, nullptr for a flag
+    const char *usage;
+};
+
+// The options, in the order srun --help shows them.
+const std::vector<OptionSpec> &optionSpecs();
+// name -> takes a value.
+std::map<std::string, bool> optionArity();
+
+struct StepmapOptions {
+    std::optional<std::string> host;
+    std::optional<std::string> hostfile; // a path, read as the user in srun
+    std::optional<std::string> mapBy;
+    bool overbook = false;
+    bool displayMap = false;
+
+    bool any() const { return host || hostfile || mapBy || overbook || displayMap; }
+};
+
+// Values by option name, command line first, then the forwarded ones.
+StepmapOptions mergeOptions(const std::map<std::string, std::string> &commandLine,
+                            const std::map<std::string, std::string> &forwarded);
+// The forwarded options found in the environment.
+std::map<std::string, std::string> forwardedOptions();
+
+// Checks one option value on its own (used by the option callbacks, so that
+// sbatch/salloc reject a bad value at submission).
+Expected<bool> checkOptionValue(const std::string &name, const std::string &value);
+
+} // namespace stepmap::plugin

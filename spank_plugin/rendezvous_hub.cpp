@@ -1,0 +1,284 @@
+#include "rendezvous_hub.hpp"
+
+#include "uv/frame_connection.hpp"
+#include "wire/payloads.hpp"
+
+#include <uv.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace stepmap::plugin {
+
+using wire::MessageType;
+
+struct RendezvousHub::State {
+    std::vector<std::uint32_t> nodeOfRank;
+    std::set<std::uint32_t> serverNodes; // nodes that run a server
+    std::string secret;
+    Events events;
+
+    uv_loop_t loop{};
+    uv_tcp_t listener{};
+    uv_async_t wakeup{};
+    int port = 0;
+    std::thread thread;
+
+    std::mutex mutex; // guards the shutdown request
+    bool shutdownRequested = false;
+    int shutdownStatus = 0;
+    std::string shutdownReason;
+    bool stopping = false;
+
+    std::map<std::uint32_t, uvnet::FrameConnection *> servers;
+    std::set<uvnet::FrameConnection *> pending; // not yet authenticated
+
+    struct Fence {
+        std::set<std::uint32_t> expected;
+        std::map<std::uint32_t, std::string> data;
+    };
+    std::map<std::string, Fence> fences;
+
+    void onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
+    void onClosed(uvnet::FrameConnection &c, const std::string &why);
+    void handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f);
+    void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
+    void fail(const std::string &why);
+    void stopLoop();
+};
+
+void RendezvousHub::State::sendTo(std::uint32_t node, MessageType type,
+                                  const std::string &payload) {
+    auto it = servers.find(node);
+    if (it != servers.end())
+        it->second->send(type, payload);
+}
+
+void RendezvousHub::State::fail(const std::string &why) {
+    if (stopping)
+        return;
+    if (events.onFailure)
+        events.onFailure(why);
+}
+
+void RendezvousHub::State::onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames) {
+    for (auto &f : frames) {
+        if (c.tag < 0) {
+            // The first authenticated frame is the Hello.
+            std::uint32_t node = c.channel().peerNode();
+            if (!serverNodes.count(node) || servers.count(node)) {
+                c.close("unexpected or duplicate server for node " + std::to_string(node));
+                return;
+            }
+            pending.erase(&c);
+            c.tag = node;
+            servers[node] = &c;
+            continue;
+        }
+        handle(static_cast<std::uint32_t>(c.tag), c, f);
+        if (c.closing())
+            return;
+    }
+}
+
+void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f) {
+    switch (f.type) {
+    case MessageType::Fence: {
+        auto m = wire::decodeFence(f.payload);
+        if (!m || m->nodes.empty()) {
+            c.close("malformed fence");
+            return;
+        }
+        auto &fence = fences[m->fenceId];
+        if (fence.expected.empty())
+            fence.expected.insert(m->nodes.begin(), m->nodes.end());
+        if (!fence.expected.count(node) || fence.data.count(node)) {
+            c.close("node " + std::to_string(node) + " is not a participant of fence " +
+                    m->fenceId);
+            return;
+        }
+        fence.data[node] = std::move(m->data);
+        if (fence.data.size() < fence.expected.size())
+            return;
+        std::string all;
+        for (auto &[n, bytes] : fence.data)
+            all += bytes;
+        std::string payload = wire::encode(wire::FenceDoneMsg{m->fenceId, 0, std::move(all)});
+        for (auto n : fence.expected)
+            sendTo(n, MessageType::FenceDone, payload);
+        fences.erase(m->fenceId);
+        return;
+    }
+    case MessageType::DmodexRequest: {
+        auto m = wire::decodeDmodexRequest(f.payload);
+        if (!m || m->rank >= nodeOfRank.size() || m->originNode != node) {
+            c.close("malformed direct modex request");
+            return;
+        }
+        std::uint32_t owner = nodeOfRank[m->rank];
+        if (!servers.count(owner)) {
+            // The owner has not connected yet; PMIx retries on its own
+            // timeout, so answer "not found" rather than hold the request.
+            sendTo(node, MessageType::DmodexResponse,
+                   wire::encode(wire::DmodexResponseMsg{m->requestId, node, -46, {}}));
+            return;
+        }
+        sendTo(owner, MessageType::DmodexRequest, f.payload);
+        return;
+    }
+    case MessageType::DmodexResponse: {
+        auto m = wire::decodeDmodexResponse(f.payload);
+        if (!m || !serverNodes.count(m->originNode)) {
+            c.close("malformed direct modex response");
+            return;
+        }
+        sendTo(m->originNode, MessageType::DmodexResponse, f.payload);
+        return;
+    }
+    case MessageType::Abort: {
+        auto m = wire::decodeAbort(f.payload);
+        if (!m) {
+            c.close("malformed abort");
+            return;
+        }
+        if (events.onAbort)
+            events.onAbort(m->rank, m->status, m->message);
+        return;
+    }
+    case MessageType::Shutdown:
+        // The server leaves normally (its tasks are done).
+        servers.erase(node);
+        c.tag = -2;
+        c.close("server left");
+        return;
+    default:
+        c.close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
+        return;
+    }
+}
+
+void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string &why) {
+    pending.erase(&c);
+    if (c.tag >= 0) {
+        servers.erase(static_cast<std::uint32_t>(c.tag));
+        fail("lost the stepmap server of node index " + std::to_string(c.tag) + ": " + why);
+    } else if (c.tag == -1 && !stopping) {
+        // An unauthenticated peer: drop it quietly, the step goes on.
+    }
+}
+
+void RendezvousHub::State::stopLoop() {
+    stopping = true;
+    for (auto *c : std::set<uvnet::FrameConnection *>(pending))
+        c->close("hub stopping");
+    auto copy = servers;
+    for (auto &[n, c] : copy)
+        c->close("hub stopping");
+    servers.clear();
+    uv_close(reinterpret_cast<uv_handle_t *>(&listener), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
+}
+
+std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> nodeOfRank,
+                                                    std::uint32_t nodeCount, std::string secret,
+                                                    Events events, std::string &error) {
+    std::unique_ptr<RendezvousHub> hub(new RendezvousHub);
+    auto st = std::make_unique<State>();
+    st->nodeOfRank = std::move(nodeOfRank);
+    for (auto n : st->nodeOfRank)
+        if (n < nodeCount)
+            st->serverNodes.insert(n);
+    st->secret = std::move(secret);
+    st->events = std::move(events);
+
+    uv_loop_init(&st->loop);
+    uv_tcp_init(&st->loop, &st->listener);
+    st->listener.data = st.get();
+    sockaddr_in6 addr{};
+    uv_ip6_addr("::", 0, &addr);
+    int rc = uv_tcp_bind(&st->listener, reinterpret_cast<const sockaddr *>(&addr), 0);
+    if (rc != 0) {
+        sockaddr_in addr4{};
+        uv_ip4_addr("0.0.0.0", 0, &addr4);
+        rc = uv_tcp_bind(&st->listener, reinterpret_cast<const sockaddr *>(&addr4), 0);
+    }
+    if (rc == 0)
+        rc = uv_listen(reinterpret_cast<uv_stream_t *>(&st->listener), 1024,
+                       [](uv_stream_t *server, int status) {
+                           auto *s = static_cast<State *>(server->data);
+                           if (status != 0 || s->stopping)
+                               return;
+                           uvnet::FrameConnection::Callbacks cb;
+                           cb.onFrames = [s](uvnet::FrameConnection &c,
+                                             std::vector<wire::Frame> &f) { s->onFrames(c, f); };
+                           cb.onClosed = [s](uvnet::FrameConnection &c, const std::string &why) {
+                               s->onClosed(c, why);
+                           };
+                           if (auto *c = uvnet::FrameConnection::accept(server, s->secret, cb))
+                               if (!c->closing())
+                                   s->pending.insert(c);
+                       });
+    if (rc != 0) {
+        error = std::string("cannot listen for the step's servers: ") + uv_strerror(rc);
+        uv_close(reinterpret_cast<uv_handle_t *>(&st->listener), nullptr);
+        uv_run(&st->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&st->loop);
+        return nullptr;
+    }
+    sockaddr_storage bound{};
+    int len = sizeof bound;
+    uv_tcp_getsockname(&st->listener, reinterpret_cast<sockaddr *>(&bound), &len);
+    st->port = bound.ss_family == AF_INET6
+                   ? ntohs(reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port)
+                   : ntohs(reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
+
+    uv_async_init(&st->loop, &st->wakeup, [](uv_async_t *a) {
+        auto *s = static_cast<State *>(a->data);
+        bool stop;
+        int status;
+        std::string reason;
+        {
+            std::lock_guard lock(s->mutex);
+            stop = s->shutdownRequested;
+            status = s->shutdownStatus;
+            reason = s->shutdownReason;
+        }
+        if (!stop || s->stopping)
+            return;
+        std::string payload = wire::encode(wire::ShutdownMsg{status, reason});
+        for (auto &[n, c] : s->servers)
+            c->send(MessageType::Shutdown, payload);
+        s->stopLoop();
+    });
+    st->wakeup.data = st.get();
+
+    State *raw = st.get();
+    st->thread = std::thread([raw] {
+        uv_run(&raw->loop, UV_RUN_DEFAULT);
+        while (uv_loop_close(&raw->loop) == UV_EBUSY)
+            uv_run(&raw->loop, UV_RUN_NOWAIT);
+    });
+    hub->state_ = std::move(st);
+    return hub;
+}
+
+int RendezvousHub::port() const { return state_->port; }
+
+void RendezvousHub::shutdown(int status, const std::string &reason) {
+    if (!state_ || !state_->thread.joinable())
+        return;
+    {
+        std::lock_guard lock(state_->mutex);
+        state_->shutdownRequested = true;
+        state_->shutdownStatus = status;
+        state_->shutdownReason = reason;
+    }
+    uv_async_send(&state_->wakeup);
+    state_->thread.join();
+}
+
+RendezvousHub::~RendezvousHub() { shutdown(0, "step done"); }
+
+} // namespace stepmap::plugin

@@ -1,0 +1,46 @@
+#pragma once
+
+// The step's rendezvous, run by the srun side of the plugin on its own
+// thread and libuv loop. Every node server connects to it (the address and
+// the per-step secret travel in the job environment) and authenticates; the
+// hub then completes fences across nodes, routes direct-modex requests to
+// the node that owns the rank, and reports aborts and lost servers.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stepmap::plugin {
+
+class RendezvousHub {
+public:
+    struct Events {
+        // A rank called PMIx_Abort (MPI_Abort). Hub thread.
+        std::function<void(std::uint32_t rank, int status, const std::string &msg)> onAbort;
+        // A node server vanished or misbehaved: the step cannot go on. Hub thread.
+        std::function<void(const std::string &why)> onFailure;
+    };
+
+    // nodeOfRank: the plan's node index per rank; servers run on the nodes
+    // that have ranks. Listens on all addresses, on an ephemeral port.
+    static std::unique_ptr<RendezvousHub> start(std::vector<std::uint32_t> nodeOfRank,
+                                                std::uint32_t nodeCount, std::string secret,
+                                                Events events, std::string &error);
+    ~RendezvousHub();
+    RendezvousHub(const RendezvousHub &) = delete;
+    RendezvousHub &operator=(const RendezvousHub &) = delete;
+
+    int port() const;
+    // Tells every server the step is over (status, reason) and stops.
+    void shutdown(int status, const std::string &reason);
+
+    struct State;
+
+private:
+    RendezvousHub() = default;
+    std::unique_ptr<State> state_;
+};
+
+} // namespace stepmap::plugin

@@ -1,0 +1,56 @@
+#include "site_config.hpp"
+
+#include <charconv>
+
+namespace stepmap::plugin {
+
+namespace {
+
+bool seconds(const std::string &text, int &out) {
+    int v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size() || v < 1 || v > 86400)
+        return false;
+    out = v;
+    return true;
+}
+
+} // namespace
+
+Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
+                                     const std::string &defaultServer) {
+    SiteConfig c;
+    c.server = defaultServer;
+    for (const auto &arg : args) {
+        auto eq = arg.find('=');
+        if (eq == std::string::npos)
+            return UserError{"plugstack.conf argument '" + arg + "' is not key=value"};
+        std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
+        if (key == "server" || key == "tmpdir") {
+            if (value.empty() || value[0] != '/')
+                return UserError{"plugstack.conf argument " + key + "='" + value +
+                                 "' must be an absolute path"};
+            (key == "server" ? c.server : c.tmpdir) = value;
+        } else if (key == "hub_address") {
+            if (value.empty())
+                return UserError{"plugstack.conf argument hub_address= needs a host name or "
+                                 "address"};
+            c.hubAddress = value;
+        } else if (key == "dmodex_timeout") {
+            if (!seconds(value, c.dmodexTimeoutSec))
+                return UserError{"plugstack.conf argument dmodex_timeout='" + value +
+                                 "' must be seconds between 1 and 86400"};
+        } else if (key == "server_start_timeout") {
+            if (!seconds(value, c.serverStartTimeoutSec))
+                return UserError{"plugstack.conf argument server_start_timeout='" + value +
+                                 "' must be seconds between 1 and 86400"};
+        } else {
+            return UserError{"unknown plugstack.conf argument '" + key + "' (value '" + value +
+                             "'); known: server, tmpdir, hub_address, dmodex_timeout, "
+                             "server_start_timeout"};
+        }
+    }
+    return c;
+}
+
+} // namespace stepmap::plugin

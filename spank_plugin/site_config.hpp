@@ -1,0 +1,26 @@
+#pragma once
+
+// The plugin's arguments in plugstack.conf, e.g.
+//   required /usr/lib/slurm/stepmap.so server=/usr/libexec/stepmap-stepd tmpdir=/tmp
+// Every default is set first; each key=value is then validated. An unknown
+// key or a bad value is an error naming both.
+
+#include "expected.hpp"
+
+#include <string>
+#include <vector>
+
+namespace stepmap::plugin {
+
+struct SiteConfig {
+    std::string server;        // the stepmap-stepd executable
+    std::string tmpdir = "/tmp"; // where node servers make their private directories
+    std::string hubAddress;    // address node servers use to reach srun; default: srun's host name
+    int dmodexTimeoutSec = 60;
+    int serverStartTimeoutSec = 30;
+};
+
+Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
+                                     const std::string &defaultServer);
+
+} // namespace stepmap::plugin

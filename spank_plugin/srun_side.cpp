@@ -1,0 +1,306 @@
+#include "srun_side.hpp"
+
+#include "allocation.hpp"
+#include "host_list.hpp"
+#include "job_map.hpp"
+#include "map_policy.hpp"
+#include "planner.hpp"
+#include "plugin_log.hpp"
+#include "srun_command_line.hpp"
+#include "wire/secret.hpp"
+
+#include <netdb.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+namespace stepmap::plugin {
+
+namespace {
+
+std::optional<std::string> env(const char *name) {
+    const char *v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+// srun's host as the nodes should dial it.
+std::string hubHost(const SiteConfig &site) {
+    if (!site.hubAddress.empty())
+        return site.hubAddress;
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) == 0) {
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo *res = nullptr;
+        if (getaddrinfo(name, nullptr, &hints, &res) == 0) {
+            freeaddrinfo(res);
+            return name;
+        }
+    }
+    return "127.0.0.1";
+}
+
+Expected<std::string> readHostfile(const std::string &path) {
+    // srun runs as the user: the file is opened with the user's rights.
+    std::ifstream in(path);
+    if (!in)
+        return UserError{"cannot read --hostfile '" + path + "': " + std::strerror(errno)};
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+} // namespace
+
+void SrunSide::refuse(const std::string &message) {
+    logError(message);
+    // Nothing has started yet; leaving here guarantees nothing will, even
+    // if the site loads the plugin as "optional".
+    std::exit(EXIT_FAILURE);
+}
+
+int SrunSide::init(spank_t) {
+    auto cmd = scanSrunCommandLine(readOwnCommandLine(), optionArity());
+    auto forwarded = forwardedOptions();
+    options_ = mergeOptions(cmd.stepmapOptions, forwarded);
+    if (!options_.any())
+        return 0; // srun behaves exactly as without the plugin
+    active_ = true;
+    planned_ = forwarded;
+    for (auto &[k, v] : cmd.stepmapOptions)
+        planned_[k] = v;
+    ntasks_ = cmd.ntasks;
+
+    if (cmd.mpi && *cmd.mpi != "none")
+        refuse("--mpi=" + *cmd.mpi +
+               " conflicts with stepmap's placement options: stepmap serves PMIx to this step "
+               "itself. Remove --mpi (or use --mpi=none).");
+    if (!cmd.layoutOptions.empty())
+        refuse(cmd.layoutOptions.front() +
+               " cannot be combined with stepmap's placement options, which decide the layout; "
+               "choose nodes with --host or --hostfile instead.");
+
+    auto planned = plan();
+    if (!planned)
+        refuse(planned.error().message);
+
+    // Make Slurm start exactly the plan: one line per rank, in rank order,
+    // with the arbitrary distribution (set before srun reads its environment,
+    // so the inherited task and node counts give way to the hostfile).
+    char path[] = "/tmp/stepmap-hostfile.XXXXXX";
+    const char *tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/stepmap-hostfile.XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    int fd = mkstemp(buf.data());
+    if (fd < 0) {
+        fd = mkstemp(path);
+        buf.assign(path, path + sizeof path);
+    }
+    if (fd < 0)
+        refuse(std::string("cannot create the step's host file: ") + std::strerror(errno));
+    hostfilePath_ = buf.data();
+    std::string lines;
+    for (auto &r : plan_.ranks)
+        lines += plan_.nodes[r.node].name + "\n";
+    if (write(fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()))
+        refuse("cannot write the step's host file " + hostfilePath_);
+    close(fd);
+
+    setenv("SLURM_HOSTFILE", hostfilePath_.c_str(), 1);
+    setenv("SLURM_DISTRIBUTION", "arbitrary", 1);
+    setenv("SLURM_MPI_TYPE", "none", 1);
+    if (plan_.oversubscribed)
+        setenv("SLURM_OVERCOMMIT", "1", 1);
+    setenv("STEPMAP_PLAN", encodePlan(plan_).c_str(), 1);
+
+    if (options_.displayMap) {
+        std::string map = formatJobMap(plan_);
+        std::fwrite(map.data(), 1, map.size(), stderr);
+        std::fflush(stderr);
+    }
+    return 0;
+}
+
+Expected<bool> SrunSide::plan() {
+    auto nodeList = env("SLURM_JOB_NODELIST");
+    auto cpus = env("SLURM_JOB_CPUS_PER_NODE");
+    Allocation alloc;
+    if (nodeList && cpus) {
+        auto a = allocationFromSlurm(*nodeList, *cpus);
+        if (!a)
+            return UserError{"cannot read the job's allocation: " + a.error().message};
+        alloc = std::move(a.value());
+    } else {
+        // srun makes its own allocation: plan over the partition's usable
+        // nodes; the host file then asks Slurm for exactly the planned ones.
+        node_info_msg_t *nodes = nullptr;
+        if (slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS || !nodes)
+            return UserError{std::string("cannot read Slurm's node table: ") +
+                             slurm_strerror(slurm_get_errno())};
+        for (uint32_t i = 0; i < nodes->record_count; ++i) {
+            const node_info_t &n = nodes->node_array[i];
+            if (!n.name)
+                continue;
+            uint32_t base = n.node_state & NODE_STATE_BASE;
+            if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE ||
+                (n.node_state & NODE_STATE_DRAIN))
+                continue;
+            alloc.nodes.push_back({n.name, static_cast<int>(n.cpus)});
+        }
+        slurm_free_node_info_msg(nodes);
+        if (alloc.nodes.empty())
+            return UserError{"Slurm reports no usable nodes to place the step on"};
+    }
+
+    PlanRequest req;
+    if (ntasks_) {
+        int np = 0;
+        auto [p, ec] = std::from_chars(ntasks_->data(), ntasks_->data() + ntasks_->size(), np);
+        if (ec != std::errc() || p != ntasks_->data() + ntasks_->size() || np < 1)
+            return UserError{"-n/--ntasks '" + *ntasks_ + "' is not a positive number"};
+        req.np = np;
+    }
+    if (options_.host) {
+        auto h = parseHostOption(*options_.host);
+        if (!h)
+            return UserError{"--host " + *options_.host + ": " + h.error().message};
+        req.host = std::move(h.value());
+    }
+    if (options_.hostfile) {
+        auto text = readHostfile(*options_.hostfile);
+        if (!text)
+            return text.error();
+        auto hf = parseHostfile(text.value(), *options_.hostfile);
+        if (!hf)
+            return hf.error();
+        req.hostfile = std::move(hf.value());
+    }
+    if (options_.mapBy) {
+        auto m = parseMapBy(*options_.mapBy);
+        if (!m)
+            return UserError{"--map-by " + *options_.mapBy + ": " + m.error().message};
+        req.map = m.value();
+    }
+    req.overbook = options_.overbook;
+    auto p = makePlan(alloc, req);
+    if (!p)
+        return p.error();
+    plan_ = std::move(p.value());
+    return true;
+}
+
+int SrunSide::optionSeen(const std::string &name, const std::string &value) {
+    if (!active_) {
+        // init found no stepmap option, yet srun parsed one: our reading of
+        // the command line missed it, so no plan was made for this step.
+        logError("could not read --" + name +
+                 " from srun's command line before srun parsed it; write it as --" + name +
+                 (value.empty() ? "" : "=" + value) + " before the program name");
+        return -1;
+    }
+    auto it = planned_.find(name);
+    if (it == planned_.end() || it->second != value) {
+        logError("--" + name + " '" + value +
+                 "' differs from the value the plan was made with; write each stepmap option "
+                 "once, as --name=value");
+        return -1;
+    }
+    return 0;
+}
+
+int SrunSide::initPostOpt(spank_t) {
+    // srun has read the host file by now.
+    if (!hostfilePath_.empty()) {
+        unlink(hostfilePath_.c_str());
+        hostfilePath_.clear();
+    }
+    return 0;
+}
+
+int SrunSide::localUserInit(spank_t sp) {
+    if (!active_)
+        return 0;
+    uint32_t tasks = 0, nnodes = 0, jobId = 0, stepId = 0;
+    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks);
+    spank_get_item(sp, S_JOB_NNODES, &nnodes);
+    spank_get_item(sp, S_JOB_ID, &jobId);
+    spank_get_item(sp, S_JOB_STEPID, &stepId);
+    std::set<std::uint32_t> used;
+    std::vector<std::uint32_t> nodeOfRank;
+    for (auto &r : plan_.ranks) {
+        used.insert(r.node);
+        nodeOfRank.push_back(r.node);
+    }
+    if (tasks != plan_.ranks.size() || nnodes != used.size()) {
+        logError("Slurm created step " + std::to_string(jobId) + "." + std::to_string(stepId) +
+                 " with " + std::to_string(tasks) + " tasks on " + std::to_string(nnodes) +
+                 " nodes, but the plan has " + std::to_string(plan_.ranks.size()) +
+                 " tasks on " + std::to_string(used.size()) +
+                 " nodes; not starting a layout that differs from the plan (is -n consistent "
+                 "with --host/--hostfile?)");
+        return -1;
+    }
+
+    std::string secret = wire::generateSecretHex();
+    std::string error;
+    RendezvousHub::Events events;
+    events.onAbort = [this, jobId, stepId](std::uint32_t rank, int status,
+                                           const std::string &msg) {
+        int expected = -1;
+        if (!abortStatus_.compare_exchange_strong(expected, status))
+            return;
+        logError("rank " + std::to_string(rank) + " called abort with status " +
+                 std::to_string(status) + (msg.empty() ? "" : ": " + msg) +
+                 "; ending the step");
+        slurm_kill_job_step(jobId, stepId, SIGKILL);
+    };
+    events.onFailure = [this, jobId, stepId](const std::string &why) {
+        if (failed_.exchange(true) || abortStatus_.load() >= 0)
+            return;
+        logError(why + "; ending the step");
+        slurm_kill_job_step(jobId, stepId, SIGKILL);
+    };
+    hub_ = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan_.nodes.size()),
+                                *wire::decodeSecretHex(secret), std::move(events), error);
+    if (!hub_) {
+        logError(error);
+        return -1;
+    }
+    std::string address = hubHost(site_) + ":" + std::to_string(hub_->port());
+    setenv("STEPMAP_HUB", address.c_str(), 1);
+    setenv("STEPMAP_SECRET", secret.c_str(), 1);
+    return 0;
+}
+
+int SrunSide::exit(spank_t) {
+    if (!active_)
+        return 0;
+    if (!hostfilePath_.empty())
+        unlink(hostfilePath_.c_str());
+    if (hub_) {
+        hub_->shutdown(0, "srun is done");
+        hub_.reset();
+    }
+    int status = abortStatus_.load();
+    if (status >= 0) {
+        // srun would report the killed ranks' signal; the step's status is
+        // the one the application aborted with, as under mpirun.
+        std::fflush(nullptr);
+        std::_Exit(status);
+    }
+    return 0;
+}
+
+} // namespace stepmap::plugin

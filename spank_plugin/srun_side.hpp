@@ -1,0 +1,50 @@
+#pragma once
+
+// The plugin inside srun: computes the launch plan before srun reads its
+// options, makes Slurm start exactly that plan, checks the step Slurm
+// created, and runs the step's rendezvous hub.
+
+#include "launch_plan.hpp"
+#include "options.hpp"
+#include "rendezvous_hub.hpp"
+#include "site_config.hpp"
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+extern "C" {
+#include <slurm/spank.h>
+}
+
+namespace stepmap::plugin {
+
+class SrunSide {
+public:
+    explicit SrunSide(SiteConfig site) : site_(std::move(site)) {}
+
+    // slurm_spank_init: plan and early environment. A user error ends srun.
+    int init(spank_t sp);
+    // Option callback: the value srun parsed must be the one planned with.
+    int optionSeen(const std::string &name, const std::string &value);
+    int initPostOpt(spank_t sp);
+    int localUserInit(spank_t sp);
+    int exit(spank_t sp);
+
+private:
+    [[noreturn]] void refuse(const std::string &message);
+    Expected<bool> plan();
+
+    SiteConfig site_;
+    bool active_ = false;
+    std::map<std::string, std::string> planned_; // option values used for the plan
+    StepmapOptions options_;
+    std::optional<std::string> ntasks_;
+    LaunchPlan plan_;
+    std::string hostfilePath_;
+    std::unique_ptr<RendezvousHub> hub_;
+    std::atomic<int> abortStatus_{-1};
+    std::atomic<bool> failed_{false};
+};
+
+} // namespace stepmap::plugin

@@ -1,0 +1,184 @@
+// stepmap-stepd: the PMIx server of one step on one node. Started by the
+// stepmap SPANK plugin from slurmstepd, as the job's user, inside the step's
+// cgroup; leaves when the step ends, when slurmstepd is gone, or when srun's
+// rendezvous goes away, removing its files in every case.
+
+#include "hub_link.hpp"
+#include "pmix_host.hpp"
+#include "server_log.hpp"
+#include "step_config.hpp"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+
+using namespace stepmap;
+using namespace stepmap::server;
+
+namespace {
+
+bool writeAll(int fd, const std::string &text) {
+    const char *p = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+void removeTree(const std::string &dir) {
+    nftw(
+        dir.c_str(),
+        [](const char *path, const struct stat *, int, struct FTW *) { return remove(path); }, 16,
+        FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+void reportFailure(int fd, const std::string &message) {
+    logLine(message);
+    if (fd >= 0) {
+        writeAll(fd, "ERROR " + message + "\n");
+        close(fd);
+    }
+}
+
+// Everything the running server owns; torn down in reverse order.
+struct Server {
+    explicit Server(StepConfig c) : config(std::move(c)) {}
+    StepConfig config;
+    uv_loop_t loop{};
+    std::unique_ptr<LoopInbox> inbox;
+    std::unique_ptr<PmixHost> host;
+    std::unique_ptr<HubLink> link;
+    uv_signal_t sigterm{}, sigint{};
+    uv_poll_t parentWatch{};
+    int pidfd = -1;
+    bool stopping = false;
+    int exitCode = 0;
+
+    void stop(const std::string &why, int code) {
+        if (stopping)
+            return;
+        stopping = true;
+        exitCode = code;
+        logLine("stopping: " + why);
+        if (link)
+            link->leave();
+        uv_close(reinterpret_cast<uv_handle_t *>(&sigterm), nullptr);
+        uv_close(reinterpret_cast<uv_handle_t *>(&sigint), nullptr);
+        if (pidfd >= 0)
+            uv_close(reinterpret_cast<uv_handle_t *>(&parentWatch), nullptr);
+        if (inbox)
+            inbox->close();
+    }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+    umask(077);
+    auto parsed = parseStepConfig(argc, argv);
+    if (!parsed) {
+        // The ready fd may not be known; the plugin sees the exit status.
+        logLine("bad invocation: " + parsed.error().message);
+        return 2;
+    }
+    Server s(std::move(parsed.value()));
+    StepConfig &c = s.config;
+    setLogPrefix("stepmap-stepd[" + c.nspace + " " + c.plan.nodes[c.nodeIndex].name + "]");
+    fcntl(c.readyFd, F_SETFD, FD_CLOEXEC);
+
+    if (getuid() == 0 || geteuid() == 0) {
+        reportFailure(c.readyFd, "refusing to run as root: the PMIx server runs as the job's user");
+        return 1;
+    }
+    if (mkdir(c.tmpdir.c_str(), 0700) != 0) {
+        reportFailure(c.readyFd, "cannot create " + c.tmpdir + ": " + std::strerror(errno));
+        return 1;
+    }
+
+    uv_loop_init(&s.loop);
+    s.inbox = std::make_unique<LoopInbox>(&s.loop);
+    s.host = std::make_unique<PmixHost>(c, *s.inbox);
+    auto started = s.host->start();
+    Expected<std::map<std::uint32_t, std::vector<std::string>>> envs =
+        started ? s.host->clientEnvironments()
+                : Expected<std::map<std::uint32_t, std::vector<std::string>>>(started.error());
+    if (!envs) {
+        reportFailure(c.readyFd, envs.error().message);
+        s.host.reset();
+        removeTree(c.tmpdir);
+        return 1;
+    }
+
+    std::string ready = "OK " + std::to_string(getpid()) + "\n";
+    for (auto &[rank, vars] : envs.value()) {
+        ready += "RANK " + std::to_string(rank) + "\n";
+        for (auto &v : vars)
+            if (v.find('\n') == std::string::npos)
+                ready += "ENV " + v + "\n";
+    }
+    ready += "END\n";
+    bool told = writeAll(c.readyFd, ready);
+    close(c.readyFd);
+    if (!told) {
+        logLine("the plugin did not take the client environment; leaving");
+        s.host.reset();
+        removeTree(c.tmpdir);
+        return 1;
+    }
+
+    s.link = std::make_unique<HubLink>(&s.loop, c, *s.host, [&s](const std::string &why) {
+        s.stop(why, 1);
+    });
+    s.host->setCollective(s.link.get());
+    s.link->connect();
+
+    uv_signal_init(&s.loop, &s.sigterm);
+    uv_signal_init(&s.loop, &s.sigint);
+    s.sigterm.data = s.sigint.data = &s;
+    auto onSignal = [](uv_signal_t *h, int signum) {
+        static_cast<Server *>(h->data)->stop("signal " + std::to_string(signum), 0);
+    };
+    uv_signal_start(&s.sigterm, onSignal, SIGTERM);
+    uv_signal_start(&s.sigint, onSignal, SIGINT);
+
+    if (c.watchPid > 0) {
+        s.pidfd = static_cast<int>(syscall(SYS_pidfd_open, c.watchPid, 0));
+        if (s.pidfd >= 0) {
+            uv_poll_init(&s.loop, &s.parentWatch, s.pidfd);
+            s.parentWatch.data = &s;
+            uv_poll_start(&s.parentWatch, UV_READABLE, [](uv_poll_t *h, int, int) {
+                static_cast<Server *>(h->data)->stop("slurmstepd is gone", 1);
+            });
+        } else {
+            // Already gone (or pidfds unsupported): do not serve an orphan step.
+            s.stop("cannot watch slurmstepd (pid " + std::to_string(c.watchPid) + ")", 1);
+        }
+    }
+
+    uv_run(&s.loop, UV_RUN_DEFAULT);
+    // Finalize PMIx before the loop goes: its threads may still post work.
+    s.host->setCollective(nullptr);
+    s.link.reset();
+    s.host.reset();
+    while (uv_loop_close(&s.loop) == UV_EBUSY)
+        uv_run(&s.loop, UV_RUN_NOWAIT);
+    if (s.pidfd >= 0)
+        close(s.pidfd);
+    removeTree(c.tmpdir);
+    return s.exitCode;
+}

@@ -1,0 +1,397 @@
+#include "pmix_host.hpp"
+
+#include "hostlist.hpp"
+#include "step_config.hpp"
+
+#include <pmix.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+namespace stepmap::server {
+
+namespace {
+
+// PMIx gives module callbacks no user pointer; the one host of this process.
+PmixHost *theHost = nullptr;
+
+// One owner for a PMIx info list under construction.
+class InfoList {
+public:
+    InfoList() : list_(PMIx_Info_list_start()) {}
+    ~InfoList() {
+        if (list_)
+            PMIx_Info_list_release(list_);
+    }
+    InfoList(const InfoList &) = delete;
+    InfoList &operator=(const InfoList &) = delete;
+
+    void add(const char *key, const void *value, pmix_data_type_t type) {
+        pmix_status_t rc = PMIx_Info_list_add(list_, key, value, type);
+        if (rc != PMIX_SUCCESS)
+            throw std::runtime_error(std::string("cannot add PMIx key ") + key + ": " +
+                                     PMIx_Error_string(rc));
+    }
+    void addString(const char *key, const std::string &v) { add(key, v.c_str(), PMIX_STRING); }
+    void addU32(const char *key, std::uint32_t v) { add(key, &v, PMIX_UINT32); }
+    void addU16(const char *key, std::uint16_t v) { add(key, &v, PMIX_UINT16); }
+    void addRank(const char *key, pmix_rank_t v) { add(key, &v, PMIX_PROC_RANK); }
+    void addBool(const char *key, bool v) { add(key, &v, PMIX_BOOL); }
+    // Appends the converted list as one PMIX_DATA_ARRAY value under key.
+    void addList(const char *key, InfoList &sub) {
+        pmix_data_array_t darray;
+        sub.convert(darray);
+        pmix_status_t rc = PMIx_Info_list_add(list_, key, &darray, PMIX_DATA_ARRAY);
+        PMIx_Data_array_destruct(&darray);
+        if (rc != PMIX_SUCCESS)
+            throw std::runtime_error(std::string("cannot add PMIx array ") + key);
+    }
+    void convert(pmix_data_array_t &out) {
+        PMIX_DATA_ARRAY_CONSTRUCT(&out, 0, PMIX_INFO);
+        pmix_status_t rc = PMIx_Info_list_convert(list_, &out);
+        if (rc != PMIX_SUCCESS)
+            throw std::runtime_error("cannot convert PMIx info list");
+    }
+
+private:
+    void *list_;
+};
+
+// Waits for a PMIx operation that completes through a callback.
+struct OpWait {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    pmix_status_t status = PMIX_SUCCESS;
+
+    static void callback(pmix_status_t status, void *cbdata) {
+        auto *w = static_cast<OpWait *>(cbdata);
+        std::lock_guard lock(w->m);
+        w->status = status;
+        w->done = true;
+        w->cv.notify_all();
+    }
+    pmix_status_t wait(pmix_status_t rc) {
+        if (rc == PMIX_OPERATION_SUCCEEDED)
+            return PMIX_SUCCESS;
+        if (rc != PMIX_SUCCESS)
+            return rc;
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return done; });
+        return status;
+    }
+};
+
+void releaseString(void *cbdata) { delete static_cast<std::string *>(cbdata); }
+
+// Completes a PMIx modex callback with bytes the library may hold until it
+// calls the release function.
+void completeModex(pmix_modex_cbfunc_t cbfunc, void *cbdata, pmix_status_t status,
+                   std::string data) {
+    auto *owned = new std::string(std::move(data));
+    cbfunc(status, owned->data(), owned->size(), cbdata, releaseString, owned);
+}
+
+} // namespace
+
+PmixHost::PmixHost(const StepConfig &config, LoopInbox &inbox) : config_(config), inbox_(inbox) {
+    theHost = this;
+}
+
+PmixHost::~PmixHost() {
+    stop();
+    theHost = nullptr;
+}
+
+Expected<bool> PmixHost::start() {
+    static pmix_server_module_t module = [] {
+        pmix_server_module_t m{};
+        m.fence_nb = fenceUpcall;
+        m.direct_modex = dmodexUpcall;
+        m.abort = abortUpcall;
+        return m;
+    }();
+    const std::string &node = config_.plan.nodes[config_.nodeIndex].name;
+    try {
+        InfoList init;
+        init.addString(PMIX_SERVER_TMPDIR, config_.tmpdir);
+        init.addString(PMIX_SYSTEM_TMPDIR, config_.tmpdir);
+        init.addString(PMIX_HOSTNAME, node);
+        init.addBool(PMIX_SERVER_TOOL_SUPPORT, false);
+        init.addBool(PMIX_SERVER_SYSTEM_SUPPORT, false);
+        init.addBool(PMIX_SERVER_REMOTE_CONNECTIONS, false);
+        pmix_data_array_t arr;
+        init.convert(arr);
+        pmix_status_t rc =
+            PMIx_server_init(&module, static_cast<pmix_info_t *>(arr.array), arr.size);
+        PMIx_Data_array_destruct(&arr);
+        if (rc != PMIX_SUCCESS)
+            return UserError{std::string("PMIx_server_init failed: ") + PMIx_Error_string(rc)};
+        initialized_ = true;
+        return registerNamespace();
+    } catch (const std::exception &e) {
+        return UserError{e.what()};
+    }
+}
+
+Expected<bool> PmixHost::registerNamespace() {
+    const LaunchPlan &plan = config_.plan;
+    const auto np = static_cast<std::uint32_t>(plan.ranks.size());
+    const std::uint32_t me = config_.nodeIndex;
+    const std::string &myName = plan.nodes[me].name;
+
+    // Node list and ranks per node, in plan node order, for the regexes.
+    std::vector<std::vector<std::uint32_t>> perNode(plan.nodes.size());
+    for (std::uint32_t r = 0; r < np; ++r)
+        perNode[plan.ranks[r].node].push_back(r);
+    std::string nodeCsv, ppnText;
+    for (std::size_t n = 0; n < plan.nodes.size(); ++n) {
+        if (n) {
+            nodeCsv += ',';
+            ppnText += ';';
+        }
+        nodeCsv += plan.nodes[n].name;
+        for (std::size_t i = 0; i < perNode[n].size(); ++i)
+            ppnText += (i ? "," : "") + std::to_string(perNode[n][i]);
+    }
+    char *nodeRegex = nullptr, *ppnRegex = nullptr;
+    if (PMIx_generate_regex(nodeCsv.c_str(), &nodeRegex) != PMIX_SUCCESS ||
+        PMIx_generate_ppn(ppnText.c_str(), &ppnRegex) != PMIX_SUCCESS)
+        return UserError{"cannot build the PMIx node and process maps"};
+    std::unique_ptr<char, decltype(&free)> nodeOwner(nodeRegex, free), ppnOwner(ppnRegex, free);
+
+    const auto &local = perNode[me];
+    std::string localPeers;
+    for (std::size_t i = 0; i < local.size(); ++i)
+        localPeers += (i ? "," : "") + std::to_string(local[i]);
+
+    InfoList job;
+    job.addString(PMIX_JOBID, config_.nspace);
+    job.addU32(PMIX_UNIV_SIZE, np);
+    job.addU32(PMIX_JOB_SIZE, np);
+    job.addU32(PMIX_MAX_PROCS, np);
+    job.addU32(PMIX_JOB_NUM_APPS, 1);
+    job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
+    job.add(PMIX_NODE_MAP, nodeRegex, PMIX_REGEX);
+    job.add(PMIX_PROC_MAP, ppnRegex, PMIX_REGEX);
+    job.addString(PMIX_TMPDIR, config_.tmpdir);
+    job.addString(PMIX_NSDIR, config_.tmpdir);
+    job.addBool(PMIX_TDIR_RMCLEAN, true);
+    job.addU32(PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(local.size()));
+    if (!local.empty()) {
+        job.addString(PMIX_LOCAL_PEERS, localPeers);
+        job.addRank(PMIX_LOCALLDR, local.front());
+    }
+    job.addU32(PMIX_NODEID, me);
+    {
+        InfoList app;
+        app.addU32(PMIX_APPNUM, 0);
+        app.addU32(PMIX_APP_SIZE, np);
+        app.addRank(PMIX_APPLDR, 0);
+        job.addList(PMIX_APP_INFO_ARRAY, app);
+    }
+    // Per rank data; once any is given, PMIx derives nothing, so give all.
+    for (std::uint32_t r = 0; r < np; ++r) {
+        const RankPlacement &p = plan.ranks[r];
+        InfoList proc;
+        proc.addRank(PMIX_RANK, r);
+        proc.addU32(PMIX_APPNUM, 0);
+        proc.addU16(PMIX_LOCAL_RANK, static_cast<std::uint16_t>(p.localRank));
+        proc.addU16(PMIX_NODE_RANK, static_cast<std::uint16_t>(p.nodeRank));
+        proc.addU32(PMIX_NODEID, p.node);
+        proc.addString(PMIX_HOSTNAME, plan.nodes[p.node].name);
+        job.addList(PMIX_PROC_DATA, proc);
+    }
+
+    pmix_data_array_t arr;
+    job.convert(arr);
+    pmix_nspace_t ns;
+    PMIX_LOAD_NSPACE(ns, config_.nspace.c_str());
+    OpWait wait;
+    pmix_status_t rc = wait.wait(PMIx_server_register_nspace(
+        ns, static_cast<int>(local.size()), static_cast<pmix_info_t *>(arr.array), arr.size,
+        OpWait::callback, &wait));
+    PMIx_Data_array_destruct(&arr);
+    if (rc != PMIX_SUCCESS)
+        return UserError{std::string("registering namespace ") + config_.nspace + " on " +
+                         myName + " failed: " + PMIx_Error_string(rc)};
+
+    for (std::uint32_t r : local) {
+        pmix_proc_t proc;
+        PMIX_LOAD_PROCID(&proc, ns, r);
+        OpWait cw;
+        rc = cw.wait(
+            PMIx_server_register_client(&proc, getuid(), getgid(), nullptr, OpWait::callback, &cw));
+        if (rc != PMIX_SUCCESS)
+            return UserError{"registering rank " + std::to_string(r) + " failed: " +
+                             PMIx_Error_string(rc)};
+    }
+    return true;
+}
+
+Expected<std::map<std::uint32_t, std::vector<std::string>>> PmixHost::clientEnvironments() {
+    std::map<std::uint32_t, std::vector<std::string>> out;
+    pmix_nspace_t ns;
+    PMIX_LOAD_NSPACE(ns, config_.nspace.c_str());
+    for (std::uint32_t r = 0; r < config_.plan.ranks.size(); ++r) {
+        if (config_.plan.ranks[r].node != config_.nodeIndex)
+            continue;
+        pmix_proc_t proc;
+        PMIX_LOAD_PROCID(&proc, ns, r);
+        char **env = nullptr;
+        pmix_status_t rc = PMIx_server_setup_fork(&proc, &env);
+        if (rc != PMIX_SUCCESS)
+            return UserError{"PMIx_server_setup_fork for rank " + std::to_string(r) +
+                             " failed: " + PMIx_Error_string(rc)};
+        auto &vars = out[r];
+        for (char **e = env; e && *e; ++e) {
+            vars.emplace_back(*e);
+            free(*e);
+        }
+        free(env);
+    }
+    return out;
+}
+
+std::vector<std::uint32_t> PmixHost::participants(const pmix_proc_t procs[], size_t nprocs) const {
+    std::vector<std::uint32_t> nodes;
+    const auto &plan = config_.plan;
+    for (size_t i = 0; i < nprocs; ++i) {
+        if (procs[i].rank == PMIX_RANK_WILDCARD) {
+            nodes.clear();
+            for (std::uint32_t n = 0; n < plan.nodes.size(); ++n)
+                nodes.push_back(n);
+            return nodes;
+        }
+        if (procs[i].rank < plan.ranks.size())
+            nodes.push_back(plan.ranks[procs[i].rank].node);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    return nodes;
+}
+
+// PMIx progress thread.
+pmix_status_t PmixHost::fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
+                                    const pmix_info_t info[], size_t ninfo, char *data,
+                                    size_t ndata, pmix_modex_cbfunc_t cbfunc, void *cbdata) {
+    try {
+        PmixHost *self = theHost;
+        if (!self)
+            return PMIX_ERR_NOT_AVAILABLE;
+        bool collect = false;
+        for (size_t i = 0; i < ninfo; ++i)
+            if (PMIX_CHECK_KEY(&info[i], PMIX_COLLECT_DATA))
+                collect = PMIX_INFO_TRUE(&info[i]);
+        auto nodes = self->participants(procs, nprocs);
+        std::string bytes(data ? data : "", data ? ndata : 0);
+        self->inbox_.post([self, nodes = std::move(nodes), collect, bytes = std::move(bytes),
+                           cbfunc, cbdata]() mutable {
+            if (!self->collective_) {
+                completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
+                return;
+            }
+            self->collective_->fence(std::move(nodes), collect, std::move(bytes),
+                                     [cbfunc, cbdata](pmix_status_t st, std::string all) {
+                                         if (cbfunc)
+                                             completeModex(cbfunc, cbdata, st, std::move(all));
+                                     });
+        });
+        return PMIX_SUCCESS;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
+
+// PMIx progress thread.
+pmix_status_t PmixHost::dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t[], size_t,
+                                     pmix_modex_cbfunc_t cbfunc, void *cbdata) {
+    try {
+        PmixHost *self = theHost;
+        if (!self || !proc || proc->rank >= self->config_.plan.ranks.size())
+            return PMIX_ERR_BAD_PARAM;
+        std::uint32_t rank = proc->rank;
+        self->inbox_.post([self, rank, cbfunc, cbdata] {
+            if (!self->collective_) {
+                completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
+                return;
+            }
+            self->collective_->directModex(rank, [cbfunc, cbdata](pmix_status_t st,
+                                                                  std::string bytes) {
+                if (cbfunc)
+                    completeModex(cbfunc, cbdata, st, std::move(bytes));
+            });
+        });
+        return PMIX_SUCCESS;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
+
+// PMIx progress thread. The client stays blocked until cbfunc runs; we
+// release it once the hub has been told, so the step ends with its status.
+pmix_status_t PmixHost::abortUpcall(const pmix_proc_t *proc, void *, int status, const char msg[],
+                                    pmix_proc_t[], size_t, pmix_op_cbfunc_t cbfunc,
+                                    void *cbdata) {
+    try {
+        PmixHost *self = theHost;
+        if (!self || !proc)
+            return PMIX_ERR_BAD_PARAM;
+        std::uint32_t rank = proc->rank;
+        std::string text = msg ? msg : "";
+        self->inbox_.post([self, rank, status, text = std::move(text), cbfunc, cbdata] {
+            if (self->collective_)
+                self->collective_->abort(rank, status, text);
+            if (cbfunc)
+                cbfunc(PMIX_SUCCESS, cbdata);
+        });
+        return PMIX_SUCCESS;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
+
+namespace {
+
+struct LocalModexRequest {
+    DataReply done;
+    LoopInbox *inbox;
+};
+
+// PMIx progress thread.
+void localModexDone(pmix_status_t status, char *data, size_t sz, void *cbdata) {
+    auto *req = static_cast<LocalModexRequest *>(cbdata);
+    std::string bytes(data ? data : "", data ? sz : 0);
+    req->inbox->post([req, status, bytes = std::move(bytes)]() mutable {
+        req->done(status, std::move(bytes));
+        delete req;
+    });
+}
+
+} // namespace
+
+void PmixHost::localModex(std::uint32_t rank, DataReply done) {
+    pmix_proc_t proc;
+    pmix_nspace_t ns;
+    PMIX_LOAD_NSPACE(ns, config_.nspace.c_str());
+    PMIX_LOAD_PROCID(&proc, ns, rank);
+    auto *req = new LocalModexRequest{std::move(done), &inbox_};
+    pmix_status_t rc = PMIx_server_dmodex_request(&proc, localModexDone, req);
+    if (rc != PMIX_SUCCESS) {
+        req->done(rc, {});
+        delete req;
+    }
+}
+
+void PmixHost::stop() {
+    if (!initialized_)
+        return;
+    initialized_ = false;
+    PMIx_server_finalize();
+}
+
+} // namespace stepmap::server

@@ -1,0 +1,75 @@
+#pragma once
+
+// The OpenPMIx server of one node of one step: initialises the library,
+// registers the step's namespace and this node's clients from the launch
+// plan, and turns PMIx upcalls into calls on a StepCollective, on the loop
+// thread.
+
+#include "expected.hpp"
+#include "launch_plan.hpp"
+#include "loop_inbox.hpp"
+
+#include <pmix_server.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace stepmap::server {
+
+struct StepConfig;
+
+// Completion of a host operation: status and (for fences and direct modex)
+// the bytes to hand back to the PMIx library.
+using DataReply = std::function<void(pmix_status_t, std::string)>;
+
+// What the node servers do together. Implemented by HubLink; called on the
+// loop thread.
+class StepCollective {
+public:
+    virtual ~StepCollective() = default;
+    // nodes: sorted participating node indices.
+    virtual void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                       DataReply done) = 0;
+    virtual void directModex(std::uint32_t rank, DataReply done) = 0;
+    virtual void abort(std::uint32_t rank, int status, std::string message) = 0;
+};
+
+class PmixHost {
+public:
+    PmixHost(const StepConfig &config, LoopInbox &inbox);
+    ~PmixHost();
+    PmixHost(const PmixHost &) = delete;
+    PmixHost &operator=(const PmixHost &) = delete;
+
+    void setCollective(StepCollective *c) { collective_ = c; }
+
+    // Initialises the server and registers the namespace and local clients.
+    Expected<bool> start();
+    // Per local rank, the environment its task must get (KEY=VALUE).
+    Expected<std::map<std::uint32_t, std::vector<std::string>>> clientEnvironments();
+    // Owner side of a direct modex: asks the local library for rank's data.
+    void localModex(std::uint32_t rank, DataReply done);
+    void stop();
+
+private:
+    static pmix_status_t fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
+                                     const pmix_info_t info[], size_t ninfo, char *data,
+                                     size_t ndata, pmix_modex_cbfunc_t cbfunc, void *cbdata);
+    static pmix_status_t dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t info[],
+                                      size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata);
+    static pmix_status_t abortUpcall(const pmix_proc_t *proc, void *serverObject, int status,
+                                     const char msg[], pmix_proc_t procs[], size_t nprocs,
+                                     pmix_op_cbfunc_t cbfunc, void *cbdata);
+
+    Expected<bool> registerNamespace();
+    std::vector<std::uint32_t> participants(const pmix_proc_t procs[], size_t nprocs) const;
+
+    const StepConfig &config_;
+    LoopInbox &inbox_;
+    StepCollective *collective_ = nullptr;
+    bool initialized_ = false;
+};
+
+} // namespace stepmap::server

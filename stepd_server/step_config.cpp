@@ -1,0 +1,83 @@
+#include "step_config.hpp"
+
+#include "wire/secret.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <map>
+
+namespace stepmap::server {
+
+namespace {
+
+bool toInt(std::string_view s, long long lo, long long hi, long long &out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size() && out >= lo && out <= hi;
+}
+
+} // namespace
+
+Expected<StepConfig> parseStepConfig(int argc, char **argv) {
+    static const char *known[] = {"--nspace",   "--node-index", "--tmpdir",         "--hub",
+                                  "--ready-fd", "--watch-pid",  "--dmodex-timeout"};
+    std::map<std::string, std::string> args;
+    for (int i = 1; i < argc; ++i) {
+        std::string key = argv[i];
+        bool isKnown = false;
+        for (auto *k : known)
+            isKnown = isKnown || key == k;
+        if (!isKnown)
+            return UserError{"unknown argument '" + key + "'"};
+        if (i + 1 >= argc)
+            return UserError{"argument " + key + " needs a value"};
+        args[key] = argv[++i];
+    }
+    for (auto *required : {"--nspace", "--node-index", "--tmpdir", "--hub", "--ready-fd"})
+        if (!args.count(required))
+            return UserError{std::string("missing argument ") + required};
+
+    StepConfig c;
+    c.nspace = args["--nspace"];
+    c.tmpdir = args["--tmpdir"];
+    long long v = 0;
+    if (!toInt(args["--ready-fd"], 0, 1 << 20, v))
+        return UserError{"bad --ready-fd '" + args["--ready-fd"] + "'"};
+    c.readyFd = static_cast<int>(v);
+    if (args.count("--watch-pid")) {
+        if (!toInt(args["--watch-pid"], 1, 1 << 30, v))
+            return UserError{"bad --watch-pid '" + args["--watch-pid"] + "'"};
+        c.watchPid = static_cast<int>(v);
+    }
+    if (args.count("--dmodex-timeout")) {
+        if (!toInt(args["--dmodex-timeout"], 1, 86400, v))
+            return UserError{"bad --dmodex-timeout '" + args["--dmodex-timeout"] + "'"};
+        c.dmodexTimeoutSec = static_cast<int>(v);
+    }
+    const std::string &hub = args["--hub"];
+    auto colon = hub.rfind(':');
+    if (colon == std::string::npos || !toInt(hub.substr(colon + 1), 1, 65535, v))
+        return UserError{"bad --hub '" + hub + "' (expected HOST:PORT)"};
+    c.hubHost = hub.substr(0, colon);
+    c.hubPort = static_cast<int>(v);
+
+    const char *planText = std::getenv("STEPMAP_PLAN");
+    if (!planText)
+        return UserError{"STEPMAP_PLAN is not set"};
+    auto plan = decodePlan(planText);
+    if (!plan)
+        return UserError{"STEPMAP_PLAN: " + plan.error().message};
+    c.plan = std::move(plan.value());
+    if (!toInt(args["--node-index"], 0, static_cast<long long>(c.plan.nodes.size()) - 1, v))
+        return UserError{"bad --node-index '" + args["--node-index"] + "' for a plan of " +
+                         std::to_string(c.plan.nodes.size()) + " nodes"};
+    c.nodeIndex = static_cast<std::uint32_t>(v);
+
+    const char *secretHex = std::getenv("STEPMAP_SECRET");
+    auto secret = secretHex ? wire::decodeSecretHex(secretHex) : std::nullopt;
+    if (!secret)
+        return UserError{"STEPMAP_SECRET is missing or not 64 hex digits"};
+    c.secret = std::move(*secret);
+    return c;
+}
+
+} // namespace stepmap::server

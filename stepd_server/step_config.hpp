@@ -1,0 +1,31 @@
+#pragma once
+
+// What one node server needs to know about its step, from its command line
+// and environment (set by the plugin in slurmstepd).
+
+#include "expected.hpp"
+#include "launch_plan.hpp"
+
+#include <string>
+
+namespace stepmap::server {
+
+struct StepConfig {
+    std::string nspace;       // PMIx namespace, stepmap.<job>.<step>
+    std::uint32_t nodeIndex;  // this node in plan.nodes
+    LaunchPlan plan;
+    std::string tmpdir;       // private to this server; removed at exit
+    std::string hubHost;
+    int hubPort = 0;
+    std::string secret;       // raw bytes
+    int readyFd = -1;         // receives the clients' environments, then is closed
+    int watchPid = 0;         // slurmstepd: the server leaves when it is gone
+    int dmodexTimeoutSec = 60;
+};
+
+// argv: --nspace N --node-index K --tmpdir D --hub HOST:PORT --ready-fd F
+//       --watch-pid P [--dmodex-timeout S]
+// environment: STEPMAP_PLAN, STEPMAP_SECRET
+Expected<StepConfig> parseStepConfig(int argc, char **argv);
+
+} // namespace stepmap::server

@@ -1,0 +1,150 @@
+#include "frame_connection.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <cstring>
+#include <memory>
+
+namespace stepmap::uvnet {
+
+namespace {
+
+struct WriteRequest {
+    uv_write_t req{};
+    std::vector<std::uint8_t> bytes;
+};
+
+} // namespace
+
+FrameConnection::FrameConnection(uv_loop_t *loop, std::string secret,
+                                 wire::FrameChannel::Role role, Callbacks cb)
+    : channel_(std::move(secret), role), cb_(std::move(cb)) {
+    uv_tcp_init(loop, &tcp_);
+    tcp_.data = this;
+    readBuf_.resize(64 * 1024);
+}
+
+FrameConnection *FrameConnection::accept(uv_stream_t *server, std::string secret, Callbacks cb) {
+    auto *c = new FrameConnection(server->loop, std::move(secret), wire::FrameChannel::Role::Hub,
+                                  std::move(cb));
+    if (uv_accept(server, reinterpret_cast<uv_stream_t *>(&c->tcp_)) != 0) {
+        c->closing_ = true;
+        uv_close(reinterpret_cast<uv_handle_t *>(&c->tcp_), onClose);
+        return nullptr;
+    }
+    uv_tcp_nodelay(&c->tcp_, 1);
+    c->startReading();
+    try {
+        c->send(c->channel_.makeChallenge());
+    } catch (const std::exception &e) {
+        c->close(e.what());
+    }
+    return c;
+}
+
+FrameConnection *FrameConnection::connect(uv_loop_t *loop, const std::string &host, int port,
+                                          std::string secret, Callbacks cb) {
+    auto *c =
+        new FrameConnection(loop, std::move(secret), wire::FrameChannel::Role::Server, std::move(cb));
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *res = nullptr;
+    std::string service = std::to_string(port);
+    int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
+    if (rc != 0 || !res) {
+        c->close("cannot resolve " + host + ": " + gai_strerror(rc));
+        return c;
+    }
+    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
+    c->connectReq_.data = c;
+    rc = uv_tcp_connect(&c->connectReq_, &c->tcp_, res->ai_addr, onConnect);
+    if (rc != 0)
+        c->close("cannot connect to " + host + ":" + service + ": " + uv_strerror(rc));
+    return c;
+}
+
+void FrameConnection::onConnect(uv_connect_t *req, int status) {
+    auto *c = static_cast<FrameConnection *>(req->data);
+    if (c->closing_)
+        return;
+    if (status != 0) {
+        c->close(std::string("connection failed: ") + uv_strerror(status));
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp_, 1);
+    c->startReading();
+}
+
+void FrameConnection::startReading() {
+    uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), onAlloc, onRead);
+}
+
+void FrameConnection::onAlloc(uv_handle_t *h, size_t, uv_buf_t *buf) {
+    auto *c = static_cast<FrameConnection *>(h->data);
+    *buf = uv_buf_init(c->readBuf_.data(), static_cast<unsigned>(c->readBuf_.size()));
+}
+
+void FrameConnection::onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+    auto *c = static_cast<FrameConnection *>(s->data);
+    if (c->closing_ || n == 0)
+        return;
+    if (n < 0) {
+        c->close(n == UV_EOF ? "peer closed the connection"
+                             : std::string("read failed: ") + uv_strerror(static_cast<int>(n)));
+        return;
+    }
+    try {
+        if (!c->channel_.feed(buf->base, static_cast<std::size_t>(n))) {
+            c->close("bad frame: " + c->channel_.error());
+            return;
+        }
+        auto frames = c->channel_.takeFrames();
+        if (!frames.empty() && c->cb_.onFrames)
+            c->cb_.onFrames(*c, frames);
+    } catch (const std::exception &e) {
+        c->close(e.what());
+    }
+}
+
+void FrameConnection::send(std::vector<std::uint8_t> bytes) {
+    if (closing_)
+        return;
+    auto *w = new WriteRequest;
+    w->bytes = std::move(bytes);
+    w->req.data = w;
+    uv_buf_t buf = uv_buf_init(reinterpret_cast<char *>(w->bytes.data()),
+                               static_cast<unsigned>(w->bytes.size()));
+    int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t *>(&tcp_), &buf, 1, onWrite);
+    if (rc != 0) {
+        delete w;
+        close(std::string("write failed: ") + uv_strerror(rc));
+    }
+}
+
+void FrameConnection::onWrite(uv_write_t *req, int status) {
+    auto *w = static_cast<WriteRequest *>(req->data);
+    auto *c = static_cast<FrameConnection *>(req->handle->data);
+    delete w;
+    if (status != 0 && status != UV_ECANCELED && !c->closing_)
+        c->close(std::string("write failed: ") + uv_strerror(status));
+}
+
+void FrameConnection::close(const std::string &why) {
+    if (closing_)
+        return;
+    closing_ = true;
+    auto cb = std::move(cb_.onClosed);
+    cb_.onFrames = nullptr;
+    if (cb)
+        cb(*this, why);
+    uv_close(reinterpret_cast<uv_handle_t *>(&tcp_), onClose);
+}
+
+void FrameConnection::onClose(uv_handle_t *h) {
+    delete static_cast<FrameConnection *>(h->data);
+}
+
+} // namespace stepmap::uvnet

@@ -1,0 +1,25 @@
+#pragma once
+
+// The messages node servers and the srun-side rendezvous hub exchange.
+
+#include <cstdint>
+
+namespace stepmap::wire {
+
+enum class MessageType : std::uint8_t {
+    Challenge = 1,      // hub -> server: hub nonce (the only unauthenticated frame)
+    Hello = 2,          // server -> hub: node index, server nonce
+    Fence = 3,          // server -> hub: fence id, participant nodes, collect flag, data
+    FenceDone = 4,      // hub -> server: fence id, status, all nodes' data
+    DmodexRequest = 5,  // server -> hub -> owner: request id, origin node, rank
+    DmodexResponse = 6, // owner -> hub -> origin: request id, origin node, status, data
+    Abort = 7,          // server -> hub: rank, status, message
+    Shutdown = 8,       // hub -> server: the step is ending, status
+};
+
+constexpr std::size_t kNonceSize = 16;
+constexpr std::size_t kMacSize = 32;
+// Upper bound for one frame; a modex of a large node stays far below it.
+constexpr std::uint32_t kMaxFrameSize = 256u << 20;
+
+} // namespace stepmap::wire
