@@ -8,6 +8,7 @@ pkgs=(
   libpmix-dev libhwloc-dev hwloc libuv1-dev libyaml-cpp-dev
   googletest libgtest-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev
+  libssl-dev
   util-linux procps iproute2
 )
 missing=()
