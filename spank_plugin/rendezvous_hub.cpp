@@ -174,9 +174,11 @@ void RendezvousHub::State::stopLoop() {
     for (auto *c : std::set<uvnet::FrameConnection *>(pending))
         c->close("hub stopping");
     auto copy = servers;
-    for (auto &[n, c] : copy)
-        c->close("hub stopping");
     servers.clear();
+    for (auto &[n, c] : copy) {
+        c->tag = -2;
+        c->closeAfterFlush("hub stopping");
+    }
     uv_close(reinterpret_cast<uv_handle_t *>(&listener), nullptr);
     uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,7 +38,12 @@ namespace {
     if (devnull >= 0) {
         dup2(devnull, 0);
         dup2(devnull, 1);
-        dup2(devnull, 2);
+        int log = l.logFile.empty()
+                      ? -1
+                      : open(l.logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
+        dup2(log >= 0 ? log : devnull, 2);
+        if (log > 2)
+            close(log);
         if (devnull > 2)
             close(devnull);
     }
@@ -49,6 +55,13 @@ namespace {
     }
     syscall(SYS_close_range, 4U, ~0U, 0U);
     setsid();
+    // slurmstepd blocks and ignores signals; both survive exec. The server
+    // must see SIGTERM.
+    for (int sig = 1; sig < NSIG; ++sig)
+        signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
 
     std::vector<std::string> args;
     args.push_back(l.executable);

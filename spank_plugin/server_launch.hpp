@@ -22,6 +22,7 @@ struct ServerLaunch {
     uid_t uid;
     gid_t gid;
     int timeoutSec;
+    std::string logFile; // the server's stderr; /dev/null if empty
 };
 
 struct RunningServer {

@@ -26,11 +26,11 @@ Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
         if (eq == std::string::npos)
             return UserError{"plugstack.conf argument '" + arg + "' is not key=value"};
         std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
-        if (key == "server" || key == "tmpdir") {
+        if (key == "server" || key == "tmpdir" || key == "log_dir") {
             if (value.empty() || value[0] != '/')
                 return UserError{"plugstack.conf argument " + key + "='" + value +
                                  "' must be an absolute path"};
-            (key == "server" ? c.server : c.tmpdir) = value;
+            (key == "server" ? c.server : key == "tmpdir" ? c.tmpdir : c.logDir) = value;
         } else if (key == "hub_address") {
             if (value.empty())
                 return UserError{"plugstack.conf argument hub_address= needs a host name or "
@@ -46,7 +46,7 @@ Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
                                  "' must be seconds between 1 and 86400"};
         } else {
             return UserError{"unknown plugstack.conf argument '" + key + "' (value '" + value +
-                             "'); known: server, tmpdir, hub_address, dmodex_timeout, "
+                             "'); known: server, tmpdir, log_dir, hub_address, dmodex_timeout, "
                              "server_start_timeout"};
         }
     }

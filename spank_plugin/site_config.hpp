@@ -18,6 +18,7 @@ struct SiteConfig {
     std::string hubAddress;    // address node servers use to reach srun; default: srun's host name
     int dmodexTimeoutSec = 60;
     int serverStartTimeoutSec = 30;
+    std::string logDir;        // if set, each server logs to <logDir>/stepmap-stepd.<job>.<step>.<node>.log
 };
 
 Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,

@@ -123,6 +123,8 @@ int StepdSide::userInit(spank_t sp) {
     launch.uid = uid_;
     launch.gid = gid;
     launch.timeoutSec = site_.serverStartTimeoutSec;
+    if (!site_.logDir.empty())
+        launch.logFile = site_.logDir + "/stepmap-stepd." + stepTag + "." + nodeName + ".log";
     auto running = launchServer(launch);
     if (!running) {
         logError("the PMIx server for step " + stepTag + " on " + nodeName +

@@ -39,7 +39,7 @@ void HubLink::leave() {
     onLost_ = nullptr;
     if (ready_)
         conn_->send(MessageType::Shutdown, wire::encode(wire::ShutdownMsg{0, "done"}));
-    conn_->close("leaving");
+    conn_->closeAfterFlush("leaving");
 }
 
 void HubLink::send(MessageType type, std::string payload) {

@@ -143,6 +143,25 @@ void FrameConnection::close(const std::string &why) {
     uv_close(reinterpret_cast<uv_handle_t *>(&tcp_), onClose);
 }
 
+void FrameConnection::closeAfterFlush(const std::string &why) {
+    if (closing_ || flushing_)
+        return;
+    flushing_ = true;
+    shutdownReq_.data = new std::string(why);
+    // uv_shutdown completes after the queued writes; then close.
+    int rc = uv_shutdown(&shutdownReq_, reinterpret_cast<uv_stream_t *>(&tcp_),
+                         [](uv_shutdown_t *req, int) {
+                             auto *reason = static_cast<std::string *>(req->data);
+                             auto *c = static_cast<FrameConnection *>(req->handle->data);
+                             c->close(*reason);
+                             delete reason;
+                         });
+    if (rc != 0) {
+        delete static_cast<std::string *>(shutdownReq_.data);
+        close(why);
+    }
+}
+
 void FrameConnection::onClose(uv_handle_t *h) {
     delete static_cast<FrameConnection *>(h->data);
 }

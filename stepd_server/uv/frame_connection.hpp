@@ -40,6 +40,8 @@ public:
         send(channel_.seal(type, payload));
     }
     void close(const std::string &why);
+    // Closes once everything sent so far has been written.
+    void closeAfterFlush(const std::string &why);
 
     wire::FrameChannel &channel() { return channel_; }
     bool closing() const { return closing_; }
@@ -60,6 +62,8 @@ private:
 
     uv_tcp_t tcp_{};
     uv_connect_t connectReq_{};
+    uv_shutdown_t shutdownReq_{};
+    bool flushing_ = false;
     wire::FrameChannel channel_;
     Callbacks cb_;
     bool closing_ = false;

@@ -43,19 +43,12 @@ std::array<std::uint8_t, kMacSize> FrameChannel::mac(std::uint8_t direction, std
     ctx.u64(seq);
     ctx.u8(static_cast<std::uint8_t>(type));
 
+    ctx.raw(payload.data(), payload.size());
     std::array<std::uint8_t, kMacSize> out{};
     unsigned int len = 0;
-    HMAC_CTX *h = HMAC_CTX_new();
-    if (!h)
-        throw std::runtime_error("out of memory for HMAC");
-    bool ok = HMAC_Init_ex(h, secret_.data(), static_cast<int>(secret_.size()), EVP_sha256(),
-                           nullptr) == 1 &&
-              HMAC_Update(h, ctx.bytes().data(), ctx.bytes().size()) == 1 &&
-              HMAC_Update(h, reinterpret_cast<const unsigned char *>(payload.data()),
-                          payload.size()) == 1 &&
-              HMAC_Final(h, out.data(), &len) == 1;
-    HMAC_CTX_free(h);
-    if (!ok || len != kMacSize)
+    if (!HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()), ctx.bytes().data(),
+              ctx.bytes().size(), out.data(), &len) ||
+        len != kMacSize)
         throw std::runtime_error("HMAC-SHA256 failed");
     return out;
 }
