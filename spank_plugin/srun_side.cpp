@@ -122,6 +122,9 @@ int SrunSide::init(spank_t) {
     setenv("SLURM_HOSTFILE", hostfilePath_.c_str(), 1);
     setenv("SLURM_DISTRIBUTION", "arbitrary", 1);
     setenv("SLURM_MPI_TYPE", "none", 1);
+    // As under mpirun: a rank that fails ends the step instead of leaving the
+    // others waiting in a collective. An explicit -K/--kill-on-bad-exit wins.
+    setenv("SLURM_KILL_BAD_EXIT", "1", 0);
     if (plan_.oversubscribed)
         setenv("SLURM_OVERCOMMIT", "1", 1);
     setenv("STEPMAP_PLAN", encodePlan(plan_).c_str(), 1);

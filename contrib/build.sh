@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what is missing, then configures and builds stepmap.
+#   contrib/build.sh            -> builds in $STEPMAP_BUILD_DIR (default: <repo>/build)
+# Prints the build directory on stdout.
+#
+# The local cluster's test user loads the plugin and runs the test programs
+# from the build tree, so the build tree must be reachable by other users;
+# if the checkout is not (e.g. under /root), the build goes to
+# /var/tmp/stepmap-build instead.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+"$repo/contrib/install-deps.sh" >&2
+
+build=${STEPMAP_BUILD_DIR:-$repo/build}
+reachable() {
+	local d=$1
+	while [ "$d" != / ]; do
+		[ -e "$d" ] && { [ "$(stat -c %A "$d" | cut -c10)" = x ] || return 1; }
+		d=$(dirname "$d")
+	done
+}
+if [ -z "${STEPMAP_BUILD_DIR:-}" ] && ! reachable "$repo"; then
+	build=/var/tmp/stepmap-build
+	echo "build.sh: $repo is not reachable by other users; building in $build" >&2
+fi
+if [ ! -f "$build/build.ninja" ]; then
+	meson setup "$build" "$repo" >&2
+fi
+ninja -C "$build" >&2
+chmod -R o+rX "$build"
+echo "$build"

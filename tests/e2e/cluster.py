@@ -1,0 +1,104 @@
+"""Shared helpers of the end-to-end tests: the local Slurm cluster of
+contrib/cluster, runs of srun as the unprivileged test user, and checks that
+a step left nothing behind."""
+
+import glob
+import os
+import re
+import subprocess
+import time
+
+SOURCE_ROOT = os.environ.get("STEPMAP_SOURCE_ROOT",
+                             os.path.dirname(os.path.dirname(os.path.dirname(
+                                 os.path.abspath(__file__)))))
+PLUGIN = os.environ.get("STEPMAP_PLUGIN", "")
+SERVER = os.environ.get("STEPMAP_SERVER", "")
+MPI_HELLO = os.environ.get("STEPMAP_MPI_HELLO", "")
+TEST_USER = "smuser"
+SERVER_TMPDIR = "/tmp"
+
+# Open MPI ranks on different fake nodes of one host: no shared-memory
+# transport between "nodes", TCP over loopback only.
+OMPI_ENV = {
+    "OMPI_MCA_btl": "self,tcp",
+    "OMPI_MCA_pml": "ob1",
+    "OMPI_MCA_btl_tcp_if_include": "lo",
+    "OMPI_MCA_oob_tcp_if_include": "lo",
+}
+
+_cluster_env = None
+
+
+def start_cluster():
+    """Starts (or reuses) the cluster with the plugin from the build tree."""
+    global _cluster_env
+    if _cluster_env is not None:
+        return _cluster_env
+    args = [os.path.join(SOURCE_ROOT, "contrib/cluster/start.sh")]
+    if PLUGIN:
+        args += ["--plugin", PLUGIN, "--plugin-args",
+                 f"server={SERVER} tmpdir={SERVER_TMPDIR}"]
+    out = subprocess.run(args, check=True, stdout=subprocess.PIPE,
+                         text=True, timeout=300).stdout
+    env = {}
+    for line in out.splitlines():
+        m = re.match(r"^(?:export\s+)?([A-Z_][A-Z0-9_]*)=(.*)$", line.strip())
+        if m:
+            env[m.group(1)] = m.group(2).strip("'\"")
+    _cluster_env = env
+    return env
+
+
+def run_as_user(argv, extra_env=None, timeout=120, cwd="/tmp"):
+    """Runs argv as the test user with the cluster's environment. Returns
+    the CompletedProcess (stdout and stderr as text)."""
+    env = dict(start_cluster())
+    env.update(OMPI_ENV)
+    if extra_env:
+        env.update(extra_env)
+    cmd = ["runuser", "-u", TEST_USER, "--", "env"]
+    cmd += [f"{k}={v}" for k, v in env.items()]
+    cmd += list(argv)
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, timeout=timeout, cwd=cwd)
+
+
+def srun(*args, **kw):
+    return run_as_user(["srun"] + list(args), **kw)
+
+
+def hello_ranks(stdout):
+    """{rank: (node, size, nspace, sum)} from mpi_hello's output."""
+    ranks = {}
+    for line in stdout.splitlines():
+        m = re.match(r"^rank (\d+) size (\d+) node (\S+) nspace (\S+) sum (-?\d+)$", line)
+        if m:
+            ranks[int(m.group(1))] = (m.group(3), int(m.group(2)), m.group(4),
+                                      int(m.group(5)))
+    return ranks
+
+
+def leftovers(wait=5.0):
+    """Stepmap processes and server directories still present, after giving
+    a finished step up to `wait` seconds to clean up."""
+    deadline = time.time() + wait
+    while True:
+        procs = subprocess.run(["pgrep", "-a", "-f", "stepmap-stepd"],
+                               stdout=subprocess.PIPE, text=True).stdout.strip()
+        procs = [p for p in procs.splitlines() if "pgrep" not in p and not _zombie(p)]
+        dirs = glob.glob(os.path.join(SERVER_TMPDIR, "stepmap.*"))
+        files = glob.glob("/tmp/stepmap-hostfile.*")
+        found = procs + dirs + files
+        if not found or time.time() > deadline:
+            return found
+        time.sleep(0.2)
+
+
+def _zombie(pgrep_line):
+    """True for an exited process not yet reaped (PID 1 here reaps late)."""
+    pid = pgrep_line.split()[0]
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

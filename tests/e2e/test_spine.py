@@ -1,0 +1,149 @@
+"""The spine, end to end on the real 4-node cluster: srun placement options
+-> launch plan -> per-node stepmap PMIx servers -> Open MPI."""
+
+import os
+import tempfile
+import time
+import unittest
+
+import cluster
+from cluster import hello_ranks, leftovers, srun, run_as_user, MPI_HELLO
+
+
+def write_user_file(text):
+    fd, path = tempfile.mkstemp(prefix="stepmap-test-", dir="/tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+    return path
+
+
+class SpineTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cluster.start_cluster()
+
+    def tearDown(self):
+        self.assertEqual(leftovers(), [], "a step left processes or files behind")
+
+    def assertRanksOn(self, result, expected_nodes):
+        self.assertEqual(result.returncode, 0, result.stderr)
+        ranks = hello_ranks(result.stdout)
+        n = len(expected_nodes)
+        self.assertEqual(sorted(ranks), list(range(n)), result.stdout + result.stderr)
+        for r, node in enumerate(expected_nodes):
+            got_node, size, nspace, total = ranks[r]
+            self.assertEqual(got_node, node, f"rank {r}")
+            self.assertEqual(size, n)
+            self.assertEqual(total, n * (n - 1) // 2)
+            # Served by stepmap's own server, not Slurm's mpi/pmix.
+            self.assertTrue(nspace.startswith("stepmap."), nspace)
+
+    def test_map_by_node_round_robin(self):
+        r = srun("-n", "6", "--map-by", "node", MPI_HELLO)
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
+
+    def test_map_by_node_inside_salloc(self):
+        r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "--map-by", "node", "-n",
+                         "6", MPI_HELLO])
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
+
+    def test_default_np_is_sum_of_slots(self):
+        r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "--map-by", "slot", MPI_HELLO])
+        self.assertRanksOn(r, ["n1", "n1", "n2", "n2", "n3", "n3", "n4", "n4"])
+
+    def test_host_filter_before_and_after_n(self):
+        for args in (["--host", "n2,n3", "-n", "3"], ["-n", "3", "--host", "n2,n3"]):
+            with self.subTest(args=args):
+                r = srun(*args, MPI_HELLO)
+                self.assertRanksOn(r, ["n2", "n2", "n3"])
+
+    def test_hostfile_slots_filter(self):
+        path = write_user_file("# two nodes\nn3 slots=1\n\nn2 slots=2\n")
+        try:
+            r = srun("--hostfile", path, "-n", "3", MPI_HELLO)
+            self.assertRanksOn(r, ["n3", "n2", "n2"])
+        finally:
+            os.unlink(path)
+
+    def test_exclude_n1(self):
+        r = srun("--host", "!^n1", "-n", "6", MPI_HELLO)
+        self.assertRanksOn(r, ["n2", "n2", "n3", "n3", "n4", "n4"])
+
+    def test_overbook_spreads_evenly(self):
+        r = srun("--overbook", "-n", "10", MPI_HELLO)
+        self.assertRanksOn(r, ["n1"] * 4 + ["n2"] * 2 + ["n3"] * 2 + ["n4"] * 2)
+
+    def assertRefused(self, result, *needles):
+        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(hello_ranks(result.stdout), {}, "a task started")
+        for needle in needles:
+            self.assertIn(needle, result.stderr)
+
+    def test_host_outside_allocation_is_refused(self):
+        r = srun("--host", "n9", "-n", "2", MPI_HELLO)
+        self.assertRefused(r, "n9", "not included in the current allocation")
+
+    def test_malformed_hostfile_is_refused(self):
+        path = write_user_file("n1 slots=two\n")
+        try:
+            r = srun("--hostfile", path, MPI_HELLO)
+            self.assertRefused(r, path, "line 1")
+        finally:
+            os.unlink(path)
+
+    def test_missing_hostfile_is_refused(self):
+        r = srun("--hostfile", "/nonexistent/hosts", MPI_HELLO)
+        self.assertRefused(r, "/nonexistent/hosts")
+
+    def test_unknown_map_by_is_refused(self):
+        r = srun("--map-by", "bogus", "-n", "2", MPI_HELLO)
+        self.assertRefused(r, "bogus")
+
+    def test_conflicting_mpi_is_refused(self):
+        r = srun("--mpi=pmix", "--map-by", "node", "-n", "2", MPI_HELLO)
+        self.assertRefused(r, "--mpi=pmix")
+
+    def test_abort_ends_step_with_status(self):
+        start = time.time()
+        r = srun("-n", "6", "--map-by", "node", MPI_HELLO, "abort", "3", "7", timeout=60)
+        elapsed = time.time() - start
+        self.assertEqual(r.returncode, 7, r.stderr)
+        self.assertLess(elapsed, 30, "the abort did not end the step promptly")
+        self.assertIn("rank 3", r.stderr)
+
+    def test_rank_dying_without_finalize_ends_step(self):
+        start = time.time()
+        r = srun("-n", "4", "--map-by", "node", MPI_HELLO, "die", "2", "3", timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertLess(time.time() - start, 30, "the others were left waiting")
+
+    def test_sbatch_script_options_reach_srun(self):
+        script = write_user_file("#!/bin/bash\n#SBATCH -N 4 -n 8\n#SBATCH --map-by node\n"
+                                 f"srun -n 6 {MPI_HELLO}\n")
+        out = script + ".out"
+        try:
+            os.chmod(script, 0o755)
+            r = run_as_user(["sbatch", "--wait", "-o", out, script], timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                text = f.read()
+            ranks = hello_ranks(text)
+            self.assertEqual([ranks[i][0] for i in sorted(ranks)],
+                             ["n1", "n2", "n3", "n4", "n1", "n2"], text)
+        finally:
+            os.unlink(script)
+            if os.path.exists(out):
+                os.unlink(out)
+
+    def test_without_options_srun_is_untouched(self):
+        r = srun("-n", "2", "-N", "2", "env")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("STEPMAP_PLAN", r.stdout)
+        self.assertNotIn("STEPMAP_HUB", r.stdout)
+        self.assertNotIn("SLURM_DISTRIBUTION=arbitrary", r.stdout)
+        self.assertNotIn("PMIX_NAMESPACE=stepmap", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

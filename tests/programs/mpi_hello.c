@@ -1,0 +1,39 @@
+/* The MPI program the end-to-end tests launch. Each rank prints one line:
+ *   rank R size N node NODE nspace NS sum S
+ * where NODE is the Slurm node it runs on, NS the PMIx namespace that
+ * served it and S the result of an MPI_Allreduce of all ranks (must be
+ * N*(N-1)/2). With "abort R STATUS", rank R calls MPI_Abort(STATUS) after
+ * the Allreduce while the others wait in a barrier. With "die R STATUS",
+ * rank R exits with STATUS right after MPI_Init, without MPI_Finalize,
+ * while the others wait in the Allreduce. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    int rank = 0, size = 0;
+    long mine, sum = 0;
+    const char *node = getenv("SLURMD_NODENAME");
+    const char *ns = getenv("PMIX_NAMESPACE");
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc == 4 && strcmp(argv[1], "die") == 0 && rank == atoi(argv[2]))
+        _exit(atoi(argv[3]));
+    mine = rank;
+    MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    printf("rank %d size %d node %s nspace %s sum %ld\n", rank, size, node ? node : "?",
+           ns ? ns : "?", sum);
+    fflush(stdout);
+    if (argc == 4 && strcmp(argv[1], "abort") == 0) {
+        if (rank == atoi(argv[2]))
+            MPI_Abort(MPI_COMM_WORLD, atoi(argv[3]));
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return sum == (long)size * (size - 1) / 2 ? 0 : 1;
+}
