@@ -14,8 +14,8 @@
 namespace stepmap::plugin {
 
 struct OptionSpec {
-    const char *name;  // long option, without "--"
-    const char *arg;   // argument placeholder, nullptr for a flag
+    const char *name; // long option, without "--"
+    const char *arg;  // argument placeholder, nullptr for a flag
     const char *usage;
 };
 

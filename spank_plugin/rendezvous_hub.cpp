@@ -266,7 +266,9 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
     return hub;
 }
 
-int RendezvousHub::port() const { return state_->port; }
+int RendezvousHub::port() const {
+    return state_->port;
+}
 
 void RendezvousHub::shutdown(int status, const std::string &reason) {
     if (!state_ || !state_->thread.joinable())
@@ -281,6 +283,8 @@ void RendezvousHub::shutdown(int status, const std::string &reason) {
     state_->thread.join();
 }
 
-RendezvousHub::~RendezvousHub() { shutdown(0, "step done"); }
+RendezvousHub::~RendezvousHub() {
+    shutdown(0, "step done");
+}
 
 } // namespace stepmap::plugin

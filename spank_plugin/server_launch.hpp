@@ -17,8 +17,8 @@ namespace stepmap::plugin {
 
 struct ServerLaunch {
     std::string executable;
-    std::vector<std::string> args;     // without argv[0]
-    std::vector<std::string> environ;  // KEY=VALUE, the server's whole environment
+    std::vector<std::string> args;    // without argv[0]
+    std::vector<std::string> environ; // KEY=VALUE, the server's whole environment
     uid_t uid;
     gid_t gid;
     int timeoutSec;

@@ -13,12 +13,13 @@
 namespace stepmap::plugin {
 
 struct SiteConfig {
-    std::string server;        // the stepmap-stepd executable
+    std::string server;          // the stepmap-stepd executable
     std::string tmpdir = "/tmp"; // where node servers make their private directories
-    std::string hubAddress;    // address node servers use to reach srun; default: srun's host name
+    std::string hubAddress; // address node servers use to reach srun; default: srun's host name
     int dmodexTimeoutSec = 60;
     int serverStartTimeoutSec = 30;
-    std::string logDir;        // if set, each server logs to <logDir>/stepmap-stepd.<job>.<step>.<node>.log
+    std::string
+        logDir; // if set, each server logs to <logDir>/stepmap-stepd.<job>.<step>.<node>.log
 };
 
 Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,

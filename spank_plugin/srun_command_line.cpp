@@ -9,31 +9,108 @@ namespace stepmap::plugin {
 namespace {
 
 // srun (22.05) short options that take a value.
-const std::set<char> kShortWithValue = {'A', 'b', 'B', 'c', 'C', 'd', 'D', 'e', 'G', 'i',
-                                        'J', 'L', 'm', 'M', 'n', 'N', 'o', 'p', 'q', 'r',
-                                        'S', 't', 'T', 'W', 'w', 'x'};
+const std::set<char> kShortWithValue = {'A', 'b', 'B', 'c', 'C', 'd', 'D', 'e', 'G',
+                                        'i', 'J', 'L', 'm', 'M', 'n', 'N', 'o', 'p',
+                                        'q', 'r', 'S', 't', 'T', 'W', 'w', 'x'};
 
 // srun long options that take a value in the next word when not given "=".
 // Options whose value is optional ("--nice[=v]") only take it after "=".
-const std::set<std::string> kLongWithValue = {
-    "account", "acctg-freq", "bb", "bbf", "bcast", "bcast-exclude", "begin", "cpus-per-task",
-    "comment", "cpu-freq", "dependency", "deadline", "delay-boot", "chdir", "export", "error",
-    "epilog", "gres", "gres-flags", "input", "jobid", "job-name", "licenses", "clusters",
-    "distribution", "mail-type", "mail-user", "mcs-label", "mpi", "ntasks", "ntasks-per-node",
-    "nodes", "output", "het-group", "partition", "power", "priority", "prolog", "profile",
-    "qos", "relative", "core-spec", "signal", "slurmd-debug", "switches", "task-epilog",
-    "task-prolog", "thread-spec", "threads", "time", "time-min", "wait", "wckey",
-    "cluster-constraint", "constraint", "mem", "mincpus", "reservation", "tmp", "nodelist",
-    "exclude", "mem-per-cpu", "sockets-per-node", "cores-per-socket", "threads-per-core",
-    "ntasks-per-core", "ntasks-per-socket", "cpus-per-gpu", "gpus", "gpu-bind", "gpu-freq",
-    "gpus-per-node", "gpus-per-socket", "gpus-per-task", "mem-per-gpu", "cpu-bind", "mem-bind",
-    "hint", "network", "extra-node-info", "accel-bind", "open-mode", "uid", "gid",
-    "tres-per-task", "ntasks-per-gpu", "ntasks-per-tres", "container", "kill-on-invalid-dep",
-    "resv-ports", "cpus-per-gres", "mpi-type"};
+const std::set<std::string> kLongWithValue = {"account",
+                                              "acctg-freq",
+                                              "bb",
+                                              "bbf",
+                                              "bcast",
+                                              "bcast-exclude",
+                                              "begin",
+                                              "cpus-per-task",
+                                              "comment",
+                                              "cpu-freq",
+                                              "dependency",
+                                              "deadline",
+                                              "delay-boot",
+                                              "chdir",
+                                              "export",
+                                              "error",
+                                              "epilog",
+                                              "gres",
+                                              "gres-flags",
+                                              "input",
+                                              "jobid",
+                                              "job-name",
+                                              "licenses",
+                                              "clusters",
+                                              "distribution",
+                                              "mail-type",
+                                              "mail-user",
+                                              "mcs-label",
+                                              "mpi",
+                                              "ntasks",
+                                              "ntasks-per-node",
+                                              "nodes",
+                                              "output",
+                                              "het-group",
+                                              "partition",
+                                              "power",
+                                              "priority",
+                                              "prolog",
+                                              "profile",
+                                              "qos",
+                                              "relative",
+                                              "core-spec",
+                                              "signal",
+                                              "slurmd-debug",
+                                              "switches",
+                                              "task-epilog",
+                                              "task-prolog",
+                                              "thread-spec",
+                                              "threads",
+                                              "time",
+                                              "time-min",
+                                              "wait",
+                                              "wckey",
+                                              "cluster-constraint",
+                                              "constraint",
+                                              "mem",
+                                              "mincpus",
+                                              "reservation",
+                                              "tmp",
+                                              "nodelist",
+                                              "exclude",
+                                              "mem-per-cpu",
+                                              "sockets-per-node",
+                                              "cores-per-socket",
+                                              "threads-per-core",
+                                              "ntasks-per-core",
+                                              "ntasks-per-socket",
+                                              "cpus-per-gpu",
+                                              "gpus",
+                                              "gpu-bind",
+                                              "gpu-freq",
+                                              "gpus-per-node",
+                                              "gpus-per-socket",
+                                              "gpus-per-task",
+                                              "mem-per-gpu",
+                                              "cpu-bind",
+                                              "mem-bind",
+                                              "hint",
+                                              "network",
+                                              "extra-node-info",
+                                              "accel-bind",
+                                              "open-mode",
+                                              "uid",
+                                              "gid",
+                                              "tres-per-task",
+                                              "ntasks-per-gpu",
+                                              "ntasks-per-tres",
+                                              "container",
+                                              "kill-on-invalid-dep",
+                                              "resv-ports",
+                                              "cpus-per-gres",
+                                              "mpi-type"};
 
 // srun options that set the layout; they fight a stepmap plan.
-const std::set<std::string> kLayoutLong = {"nodes", "nodelist", "distribution", "relative",
-                                           "ntasks-per-node", "exclude", "arbitrary"};
+const std::set<std::string> kLayoutLong = {
+    "nodes", "nodelist", "distribution", "relative", "ntasks-per-node", "exclude", "arbitrary"};
 const std::set<char> kLayoutShort = {'N', 'w', 'm', 'r', 'x'};
 
 } // namespace
@@ -73,8 +150,8 @@ SrunCommandLine scanSrunCommandLine(const std::vector<std::string> &args,
                 name = name.substr(0, eq);
             }
             auto mine = stepmapNames.find(name);
-            bool takesValue = mine != stepmapNames.end() ? mine->second
-                                                          : kLongWithValue.count(name) > 0;
+            bool takesValue =
+                mine != stepmapNames.end() ? mine->second : kLongWithValue.count(name) > 0;
             if (!value && takesValue && i + 1 < args.size())
                 value = args[++i];
             if (mine != stepmapNames.end())

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -250,8 +250,8 @@ int SrunSide::localUserInit(spank_t sp) {
     if (tasks != plan_.ranks.size() || nnodes != used.size()) {
         logError("Slurm created step " + std::to_string(jobId) + "." + std::to_string(stepId) +
                  " with " + std::to_string(tasks) + " tasks on " + std::to_string(nnodes) +
-                 " nodes, but the plan has " + std::to_string(plan_.ranks.size()) +
-                 " tasks on " + std::to_string(used.size()) +
+                 " nodes, but the plan has " + std::to_string(plan_.ranks.size()) + " tasks on " +
+                 std::to_string(used.size()) +
                  " nodes; not starting a layout that differs from the plan (is -n consistent "
                  "with --host/--hostfile?)");
         return -1;
@@ -260,14 +260,12 @@ int SrunSide::localUserInit(spank_t sp) {
     std::string secret = wire::generateSecretHex();
     std::string error;
     RendezvousHub::Events events;
-    events.onAbort = [this, jobId, stepId](std::uint32_t rank, int status,
-                                           const std::string &msg) {
+    events.onAbort = [this, jobId, stepId](std::uint32_t rank, int status, const std::string &msg) {
         int expected = -1;
         if (!abortStatus_.compare_exchange_strong(expected, status))
             return;
         logError("rank " + std::to_string(rank) + " called abort with status " +
-                 std::to_string(status) + (msg.empty() ? "" : ": " + msg) +
-                 "; ending the step");
+                 std::to_string(status) + (msg.empty() ? "" : ": " + msg) + "; ending the step");
         slurm_kill_job_step(jobId, stepId, SIGKILL);
     };
     events.onFailure = [this, jobId, stepId](const std::string &why) {

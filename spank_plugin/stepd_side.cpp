@@ -111,13 +111,20 @@ int StepdSide::userInit(spank_t sp) {
 
     ServerLaunch launch;
     launch.executable = site_.server;
-    launch.args = {"--nspace",     "stepmap." + stepTag,
-                   "--node-index", std::to_string(*node),
-                   "--tmpdir",     tmpdir_,
-                   "--hub",        *hub,
-                   "--ready-fd",   "{fd}",
-                   "--watch-pid",  std::to_string(getpid()),
-                   "--dmodex-timeout", std::to_string(site_.dmodexTimeoutSec)};
+    launch.args = {"--nspace",
+                   "stepmap." + stepTag,
+                   "--node-index",
+                   std::to_string(*node),
+                   "--tmpdir",
+                   tmpdir_,
+                   "--hub",
+                   *hub,
+                   "--ready-fd",
+                   "{fd}",
+                   "--watch-pid",
+                   std::to_string(getpid()),
+                   "--dmodex-timeout",
+                   std::to_string(site_.dmodexTimeoutSec)};
     launch.environ = {"STEPMAP_PLAN=" + *planText, "STEPMAP_SECRET=" + *secret,
                       "PATH=/usr/bin:/bin"};
     launch.uid = uid_;

@@ -105,34 +105,28 @@ __attribute__((visibility("default"))) int slurm_spank_init(spank_t sp, int ac, 
 }
 
 __attribute__((visibility("default"))) int slurm_spank_init_post_opt(spank_t sp, int, char **) {
-    return guarded("init_post_opt", [&] {
-        return state && state->srun ? state->srun->initPostOpt(sp) : 0;
-    });
+    return guarded("init_post_opt",
+                   [&] { return state && state->srun ? state->srun->initPostOpt(sp) : 0; });
 }
 
-__attribute__((visibility("default"))) int slurm_spank_local_user_init(spank_t sp, int,
-                                                                      char **) {
-    return guarded("local_user_init", [&] {
-        return state && state->srun ? state->srun->localUserInit(sp) : 0;
-    });
+__attribute__((visibility("default"))) int slurm_spank_local_user_init(spank_t sp, int, char **) {
+    return guarded("local_user_init",
+                   [&] { return state && state->srun ? state->srun->localUserInit(sp) : 0; });
 }
 
 __attribute__((visibility("default"))) int slurm_spank_user_init(spank_t sp, int, char **) {
-    return guarded("user_init", [&] {
-        return state && state->stepd ? state->stepd->userInit(sp) : 0;
-    });
+    return guarded("user_init",
+                   [&] { return state && state->stepd ? state->stepd->userInit(sp) : 0; });
 }
 
 __attribute__((visibility("default"))) int slurm_spank_task_init(spank_t sp, int, char **) {
-    return guarded("task_init", [&] {
-        return state && state->stepd ? state->stepd->taskInit(sp) : 0;
-    });
+    return guarded("task_init",
+                   [&] { return state && state->stepd ? state->stepd->taskInit(sp) : 0; });
 }
 
 __attribute__((visibility("default"))) int slurm_spank_task_exit(spank_t sp, int, char **) {
-    return guarded("task_exit", [&] {
-        return state && state->stepd ? state->stepd->taskExit(sp) : 0;
-    });
+    return guarded("task_exit",
+                   [&] { return state && state->stepd ? state->stepd->taskExit(sp) : 0; });
 }
 
 __attribute__((visibility("default"))) int slurm_spank_exit(spank_t sp, int, char **) {

@@ -1,5 +1,6 @@
 #include "hub_link.hpp"
 
+#include "server_log.hpp"
 #include "wire/payloads.hpp"
 
 namespace stepmap::server {
@@ -29,11 +30,14 @@ void HubLink::connect() {
             onLost_("connection to srun's rendezvous at " + config_.hubHost + ":" +
                     std::to_string(config_.hubPort) + " ended: " + why);
     };
-    conn_ = uvnet::FrameConnection::connect(loop_, config_.hubHost, config_.hubPort,
-                                            config_.secret, std::move(cb));
+    conn_ = uvnet::FrameConnection::connect(loop_, config_.hubHost, config_.hubPort, config_.secret,
+                                            std::move(cb));
 }
 
 void HubLink::leave() {
+    logLine("served " + std::to_string(fencesDone_) + " fences, asked " +
+            std::to_string(modexAsked_) + " and answered " + std::to_string(modexServed_) +
+            " direct-modex requests");
     if (!conn_)
         return;
     onLost_ = nullptr;
@@ -70,6 +74,7 @@ void HubLink::onFrames(std::vector<wire::Frame> &frames) {
                 break;
             auto done = std::move(it->second);
             fences_.erase(it);
+            ++fencesDone_;
             done(m->status, std::move(m->data));
             break;
         }
@@ -81,6 +86,7 @@ void HubLink::onFrames(std::vector<wire::Frame> &frames) {
                 return;
             }
             auto req = *m;
+            ++modexServed_;
             host_.localModex(req.rank, [this, req](pmix_status_t st, std::string data) {
                 send(MessageType::DmodexResponse,
                      wire::encode(wire::DmodexResponseMsg{req.requestId, req.originNode, st,
@@ -107,8 +113,7 @@ void HubLink::onFrames(std::vector<wire::Frame> &frames) {
             return;
         }
         default:
-            conn_->close("unexpected message type " +
-                         std::to_string(static_cast<int>(f.type)));
+            conn_->close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
             return;
         }
     }
@@ -145,6 +150,7 @@ struct ModexTimer {
 
 void HubLink::directModex(std::uint32_t rank, DataReply done) {
     std::uint64_t id = nextModexId_++;
+    ++modexAsked_;
     auto *t = new ModexTimer{{}, this, id};
     uv_timer_init(loop_, &t->timer);
     t->timer.data = t;

@@ -51,6 +51,8 @@ private:
     std::map<std::string, DataReply> fences_;
     std::uint64_t nextModexId_ = 1;
     std::map<std::uint64_t, PendingModex> modex_;
+    // For the per-step log at exit.
+    unsigned fencesDone_ = 0, modexAsked_ = 0, modexServed_ = 0;
 };
 
 } // namespace stepmap::server

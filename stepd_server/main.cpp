@@ -141,9 +141,8 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    s.link = std::make_unique<HubLink>(&s.loop, c, *s.host, [&s](const std::string &why) {
-        s.stop(why, 1);
-    });
+    s.link = std::make_unique<HubLink>(&s.loop, c, *s.host,
+                                       [&s](const std::string &why) { s.stop(why, 1); });
     s.host->setCollective(s.link.get());
     s.link->connect();
 

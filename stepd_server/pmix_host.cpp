@@ -86,7 +86,9 @@ struct OpWait {
     }
 };
 
-void releaseString(void *cbdata) { delete static_cast<std::string *>(cbdata); }
+void releaseString(void *cbdata) {
+    delete static_cast<std::string *>(cbdata);
+}
 
 // Completes a PMIx modex callback with bytes the library may hold until it
 // calls the release function.
@@ -212,13 +214,13 @@ Expected<bool> PmixHost::registerNamespace() {
     pmix_nspace_t ns;
     PMIX_LOAD_NSPACE(ns, config_.nspace.c_str());
     OpWait wait;
-    pmix_status_t rc = wait.wait(PMIx_server_register_nspace(
-        ns, static_cast<int>(local.size()), static_cast<pmix_info_t *>(arr.array), arr.size,
-        OpWait::callback, &wait));
+    pmix_status_t rc = wait.wait(PMIx_server_register_nspace(ns, static_cast<int>(local.size()),
+                                                             static_cast<pmix_info_t *>(arr.array),
+                                                             arr.size, OpWait::callback, &wait));
     PMIx_Data_array_destruct(&arr);
     if (rc != PMIX_SUCCESS)
-        return UserError{std::string("registering namespace ") + config_.nspace + " on " +
-                         myName + " failed: " + PMIx_Error_string(rc)};
+        return UserError{std::string("registering namespace ") + config_.nspace + " on " + myName +
+                         " failed: " + PMIx_Error_string(rc)};
 
     for (std::uint32_t r : local) {
         pmix_proc_t proc;
@@ -227,8 +229,8 @@ Expected<bool> PmixHost::registerNamespace() {
         rc = cw.wait(
             PMIx_server_register_client(&proc, getuid(), getgid(), nullptr, OpWait::callback, &cw));
         if (rc != PMIX_SUCCESS)
-            return UserError{"registering rank " + std::to_string(r) + " failed: " +
-                             PMIx_Error_string(rc)};
+            return UserError{"registering rank " + std::to_string(r) +
+                             " failed: " + PMIx_Error_string(rc)};
     }
     return true;
 }
@@ -320,11 +322,11 @@ pmix_status_t PmixHost::dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t[
                 completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
                 return;
             }
-            self->collective_->directModex(rank, [cbfunc, cbdata](pmix_status_t st,
-                                                                  std::string bytes) {
-                if (cbfunc)
-                    completeModex(cbfunc, cbdata, st, std::move(bytes));
-            });
+            self->collective_->directModex(
+                rank, [cbfunc, cbdata](pmix_status_t st, std::string bytes) {
+                    if (cbfunc)
+                        completeModex(cbfunc, cbdata, st, std::move(bytes));
+                });
         });
         return PMIX_SUCCESS;
     } catch (...) {
@@ -335,8 +337,7 @@ pmix_status_t PmixHost::dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t[
 // PMIx progress thread. The client stays blocked until cbfunc runs; we
 // release it once the hub has been told, so the step ends with its status.
 pmix_status_t PmixHost::abortUpcall(const pmix_proc_t *proc, void *, int status, const char msg[],
-                                    pmix_proc_t[], size_t, pmix_op_cbfunc_t cbfunc,
-                                    void *cbdata) {
+                                    pmix_proc_t[], size_t, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     try {
         PmixHost *self = theHost;
         if (!self || !proc)

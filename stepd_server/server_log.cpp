@@ -11,7 +11,9 @@ std::string &prefix() {
 }
 } // namespace
 
-void setLogPrefix(std::string p) { prefix() = std::move(p); }
+void setLogPrefix(std::string p) {
+    prefix() = std::move(p);
+}
 
 void logLine(const std::string &text) {
     std::fprintf(stderr, "%s: %s\n", prefix().c_str(), text.c_str());

@@ -11,15 +11,15 @@
 namespace stepmap::server {
 
 struct StepConfig {
-    std::string nspace;       // PMIx namespace, stepmap.<job>.<step>
-    std::uint32_t nodeIndex;  // this node in plan.nodes
+    std::string nspace;      // PMIx namespace, stepmap.<job>.<step>
+    std::uint32_t nodeIndex; // this node in plan.nodes
     LaunchPlan plan;
-    std::string tmpdir;       // private to this server; removed at exit
+    std::string tmpdir; // private to this server; removed at exit
     std::string hubHost;
     int hubPort = 0;
-    std::string secret;       // raw bytes
-    int readyFd = -1;         // receives the clients' environments, then is closed
-    int watchPid = 0;         // slurmstepd: the server leaves when it is gone
+    std::string secret; // raw bytes
+    int readyFd = -1;   // receives the clients' environments, then is closed
+    int watchPid = 0;   // slurmstepd: the server leaves when it is gone
     int dmodexTimeoutSec = 60;
 };
 

@@ -18,8 +18,8 @@ struct WriteRequest {
 
 } // namespace
 
-FrameConnection::FrameConnection(uv_loop_t *loop, std::string secret,
-                                 wire::FrameChannel::Role role, Callbacks cb)
+FrameConnection::FrameConnection(uv_loop_t *loop, std::string secret, wire::FrameChannel::Role role,
+                                 Callbacks cb)
     : channel_(std::move(secret), role), cb_(std::move(cb)) {
     uv_tcp_init(loop, &tcp_);
     tcp_.data = this;
@@ -46,8 +46,8 @@ FrameConnection *FrameConnection::accept(uv_stream_t *server, std::string secret
 
 FrameConnection *FrameConnection::connect(uv_loop_t *loop, const std::string &host, int port,
                                           std::string secret, Callbacks cb) {
-    auto *c =
-        new FrameConnection(loop, std::move(secret), wire::FrameChannel::Role::Server, std::move(cb));
+    auto *c = new FrameConnection(loop, std::move(secret), wire::FrameChannel::Role::Server,
+                                  std::move(cb));
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;

@@ -58,10 +58,10 @@ std::vector<std::uint8_t> FrameChannel::makeChallenge() {
         throw std::runtime_error("cannot read random bytes from the kernel");
     haveHubNonce_ = true;
     std::uint8_t zeros[kMacSize] = {};
-    return frameBytes(MessageType::Challenge,
-                      std::string_view(reinterpret_cast<const char *>(hubNonce_.data()),
-                                       hubNonce_.size()),
-                      zeros);
+    return frameBytes(
+        MessageType::Challenge,
+        std::string_view(reinterpret_cast<const char *>(hubNonce_.data()), hubNonce_.size()),
+        zeros);
 }
 
 std::vector<std::uint8_t> FrameChannel::makeHello(std::uint32_t nodeIndex) {

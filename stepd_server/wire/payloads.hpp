@@ -11,8 +11,8 @@
 namespace stepmap::wire {
 
 struct FenceMsg {
-    std::string fenceId;               // same on every participating node
-    std::vector<std::uint32_t> nodes;  // participating node indices, sorted
+    std::string fenceId;              // same on every participating node
+    std::vector<std::uint32_t> nodes; // participating node indices, sorted
     bool collect = false;
     std::string data;
 };

@@ -16,6 +16,8 @@ SERVER = os.environ.get("STEPMAP_SERVER", "")
 MPI_HELLO = os.environ.get("STEPMAP_MPI_HELLO", "")
 TEST_USER = "smuser"
 SERVER_TMPDIR = "/tmp"
+# Node servers' per-step logs (the plugin's log_dir=), read by some tests.
+LOG_DIR = "/tmp/stepmap-e2e-logs"
 
 # Open MPI ranks on different fake nodes of one host: no shared-memory
 # transport between "nodes", TCP over loopback only.
@@ -34,10 +36,12 @@ def start_cluster():
     global _cluster_env
     if _cluster_env is not None:
         return _cluster_env
+    os.makedirs(LOG_DIR, exist_ok=True)
+    os.chmod(LOG_DIR, 0o1777)
     args = [os.path.join(SOURCE_ROOT, "contrib/cluster/start.sh")]
     if PLUGIN:
         args += ["--plugin", PLUGIN, "--plugin-args",
-                 f"server={SERVER} tmpdir={SERVER_TMPDIR}"]
+                 f"server={SERVER} tmpdir={SERVER_TMPDIR} log_dir={LOG_DIR}"]
     out = subprocess.run(args, check=True, stdout=subprocess.PIPE,
                          text=True, timeout=300).stdout
     env = {}
@@ -102,3 +106,14 @@ def _zombie(pgrep_line):
             return f.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def server_logs(nspace):
+    """{node: log text} of the node servers of one step."""
+    logs = {}
+    step = nspace[len("stepmap."):]
+    for path in glob.glob(os.path.join(LOG_DIR, f"stepmap-stepd.{step}.*.log")):
+        node = path.rsplit(".", 2)[-2]
+        with open(path) as f:
+            logs[node] = f.read()
+    return logs

@@ -2,6 +2,7 @@
 -> launch plan -> per-node stepmap PMIx servers -> Open MPI."""
 
 import os
+import re
 import tempfile
 import time
 import unittest
@@ -47,6 +48,33 @@ class SpineTest(unittest.TestCase):
         r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "--map-by", "node", "-n",
                          "6", MPI_HELLO])
         self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
+
+    def served(self, result):
+        nspace = next(iter(hello_ranks(result.stdout).values()))[2]
+        totals = {"fences": 0, "asked": 0}
+        for text in cluster.server_logs(nspace).values():
+            m = re.search(r"served (\d+) fences, asked (\d+) and answered (\d+)", text)
+            self.assertIsNotNone(m, text)
+            totals["fences"] += int(m.group(1))
+            totals["asked"] += int(m.group(2))
+        return totals
+
+    def test_collecting_fence_across_nodes(self):
+        # Open MPI's default: modex data exchanged in a fence in MPI_Init.
+        r = srun("-n", "6", "--map-by", "node", MPI_HELLO)
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
+        served = self.served(r)
+        self.assertGreater(served["fences"], 0)
+        self.assertEqual(served["asked"], 0)
+
+    def test_direct_modex_without_fence_data(self):
+        # Async modex: no data in fences; peers' data fetched on demand from
+        # the node that owns the rank.
+        r = srun("-n", "6", "--map-by", "node", MPI_HELLO,
+                 extra_env={"OMPI_MCA_pmix_base_async_modex": "1",
+                            "OMPI_MCA_pmix_base_collect_data": "0"})
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
+        self.assertGreater(self.served(r)["asked"], 0)
 
     def test_default_np_is_sum_of_slots(self):
         r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "--map-by", "slot", MPI_HELLO])

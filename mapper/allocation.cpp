@@ -1,0 +1,79 @@
+#include "allocation.hpp"
+
+#include <cstdint>
+#include <limits>
+
+#include "hostlist.hpp"
+#include "parse_number.hpp"
+#include "quote.hpp"
+
+namespace stepmap {
+
+namespace {
+
+struct CpuCount {
+    int cpus;
+    std::uint64_t repeat;
+};
+
+// One item of SLURM_JOB_CPUS_PER_NODE: "N" or "N(xR)".
+std::optional<CpuCount> parseCpuItem(std::string_view item) {
+    std::uint64_t repeat = 1;
+    const std::size_t paren = item.find('(');
+    if (paren != std::string_view::npos) {
+        const std::string_view suffix = item.substr(paren);
+        if (suffix.size() < 4 || suffix.substr(0, 2) != "(x" || suffix.back() != ')')
+            return std::nullopt;
+        const auto parsed = detail::parseUnsigned(suffix.substr(2, suffix.size() - 3),
+                                                  std::numeric_limits<std::uint32_t>::max());
+        if (!parsed || *parsed == 0)
+            return std::nullopt;
+        repeat = *parsed;
+        item = item.substr(0, paren);
+    }
+    const auto cpus = detail::parsePositiveInt(item);
+    if (!cpus)
+        return std::nullopt;
+    return CpuCount{*cpus, repeat};
+}
+
+} // namespace
+
+Expected<Allocation> allocationFromSlurm(std::string_view nodeList, std::string_view cpusPerNode) {
+    auto names = expandHostlist(nodeList);
+    if (!names)
+        return UserError{"Slurm node list: " + names.error().message};
+
+    const std::string quotedCpus = detail::quoted(cpusPerNode);
+    std::vector<int> cpus;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t comma = cpusPerNode.find(',', pos);
+        const std::string_view item = cpusPerNode.substr(
+            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        const auto count = parseCpuItem(item);
+        if (!count)
+            return UserError{"invalid Slurm CPU counts per node " + quotedCpus + ": '" +
+                             std::string(item) + "' is not N or N(xR) with N, R >= 1"};
+        if (count->repeat > names->size() - cpus.size())
+            return UserError{"Slurm CPU counts per node " + quotedCpus +
+                             " describe more nodes than the node list '" + std::string(nodeList) +
+                             "' has (" + std::to_string(names->size()) + ")"};
+        cpus.insert(cpus.end(), count->repeat, count->cpus);
+        if (comma == std::string_view::npos)
+            break;
+        pos = comma + 1;
+    }
+    if (cpus.size() != names->size())
+        return UserError{"Slurm CPU counts per node " + quotedCpus + " describe " +
+                         std::to_string(cpus.size()) + " nodes, but the node list '" +
+                         std::string(nodeList) + "' has " + std::to_string(names->size())};
+
+    Allocation allocation;
+    allocation.nodes.reserve(cpus.size());
+    for (std::size_t i = 0; i < cpus.size(); ++i)
+        allocation.nodes.push_back(AllocatedNode{std::move((*names)[i]), cpus[i]});
+    return allocation;
+}
+
+} // namespace stepmap

@@ -1,0 +1,33 @@
+#pragma once
+
+// The nodes Slurm gave the job (or step), in Slurm's order, with the CPUs
+// Slurm allocated on each as its slot count.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "expected.hpp"
+
+namespace stepmap {
+
+struct AllocatedNode {
+    std::string name;
+    int slots = 0; // CPUs Slurm allocated on the node, at least 1
+
+    bool operator==(const AllocatedNode &) const = default;
+};
+
+struct Allocation {
+    std::vector<AllocatedNode> nodes;
+
+    bool operator==(const Allocation &) const = default;
+};
+
+// Builds the allocation from SLURM_JOB_NODELIST (a hostlist expression) and
+// SLURM_JOB_CPUS_PER_NODE ("2(x3),4": counts, each optionally repeated
+// "(xR)" times). The counts must cover exactly the listed nodes and be at
+// least 1; otherwise the error names both values.
+Expected<Allocation> allocationFromSlurm(std::string_view nodeList, std::string_view cpusPerNode);
+
+} // namespace stepmap

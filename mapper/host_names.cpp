@@ -1,0 +1,53 @@
+#include "host_names.hpp"
+
+#include <cstdint>
+#include <limits>
+
+#include "hostlist.hpp"
+#include "parse_number.hpp"
+
+namespace stepmap::detail {
+
+std::optional<std::size_t> relativeNodeIndex(std::string_view name) {
+    if (name.substr(0, 2) != "+n")
+        return std::nullopt;
+    const auto index = parseUnsigned(name.substr(2), std::numeric_limits<std::uint32_t>::max());
+    if (!index)
+        return std::nullopt;
+    return static_cast<std::size_t>(*index);
+}
+
+Expected<std::vector<std::string>> expandHostNames(std::string_view text) {
+    if (text.empty() || text.front() != '+')
+        return expandHostlist(text);
+    if (relativeNodeIndex(text))
+        return std::vector<std::string>{std::string(text)};
+    if (text.substr(0, 2) == "+e")
+        return UserError{"relative host '" + std::string(text) +
+                         "': empty-node requests (+e) are not supported yet; name the nodes "
+                         "or use +n<i> for the i-th allocated node"};
+    return UserError{"invalid relative host '" + std::string(text) +
+                     "' (expected +n<i>, the i-th allocated node counting from 0)"};
+}
+
+std::optional<UserError> HostSpecBuilder::add(HostEntry entry) {
+    const auto [it, inserted] = index_.try_emplace(entry.name, spec_.entries.size());
+    if (inserted) {
+        spec_.entries.push_back(std::move(entry));
+        return std::nullopt;
+    }
+    HostEntry &earlier = spec_.entries[it->second];
+    auto merged = mergeHostEntries(earlier, entry);
+    if (!merged)
+        return merged.error();
+    earlier = std::move(merged.value());
+    return std::nullopt;
+}
+
+HostSpec HostSpecBuilder::take(bool exclude) {
+    spec_.exclude = exclude;
+    index_.clear();
+    return std::move(spec_);
+}
+
+} // namespace stepmap::detail

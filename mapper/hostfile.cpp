@@ -1,0 +1,101 @@
+#include "host_list.hpp"
+
+#include "host_names.hpp"
+#include "parse_number.hpp"
+#include "quote.hpp"
+
+namespace stepmap {
+
+namespace {
+
+bool isBlank(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+std::vector<std::string_view> splitWords(std::string_view line) {
+    std::vector<std::string_view> words;
+    std::size_t pos = 0;
+    while (pos < line.size()) {
+        while (pos < line.size() && isBlank(line[pos]))
+            ++pos;
+        std::size_t end = pos;
+        while (end < line.size() && !isBlank(line[end]))
+            ++end;
+        if (end > pos)
+            words.push_back(line.substr(pos, end - pos));
+        pos = end;
+    }
+    return words;
+}
+
+// Parses the words of one host line into a template entry (name unset).
+Expected<HostEntry> parseAttributes(const std::vector<std::string_view> &words) {
+    HostEntry entry;
+    for (std::size_t i = 1; i < words.size(); ++i) {
+        const std::string_view word = words[i];
+        const std::size_t equals = word.find('=');
+        const std::string_view key = word.substr(0, equals);
+        std::optional<int> *target = nullptr;
+        if (equals != std::string_view::npos && key == "slots")
+            target = &entry.slots;
+        else if (equals != std::string_view::npos && key == "max_slots")
+            target = &entry.maxSlots;
+        else
+            return UserError{"unknown attribute '" + std::string(word) +
+                             "' (expected slots=N or max_slots=M)"};
+        if (target->has_value())
+            return UserError{detail::quoted(key) + " is given twice"};
+        *target = detail::parsePositiveInt(word.substr(equals + 1));
+        if (!target->has_value())
+            return UserError{detail::quoted(word) + ": " + std::string(key) +
+                             " must be a positive number"};
+    }
+    if (entry.slots && entry.maxSlots && *entry.maxSlots < *entry.slots)
+        return UserError{"max_slots=" + std::to_string(*entry.maxSlots) +
+                         " is less than slots=" + std::to_string(*entry.slots)};
+    return entry;
+}
+
+} // namespace
+
+Expected<HostSpec> parseHostfile(std::string_view text, std::string_view fileName) {
+    const std::string file = "hostfile " + std::string(fileName);
+    detail::HostSpecBuilder builder;
+    bool anyHost = false;
+    std::size_t lineNumber = 0;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t newline = text.find('\n', pos);
+        std::string_view line = text.substr(
+            pos, newline == std::string_view::npos ? std::string_view::npos : newline - pos);
+        pos = newline == std::string_view::npos ? text.size() + 1 : newline + 1;
+        ++lineNumber;
+
+        line = line.substr(0, line.find('#'));
+        const std::vector<std::string_view> words = splitWords(line);
+        if (words.empty())
+            continue;
+        const std::string where = file + ", line " + std::to_string(lineNumber) + ": ";
+        if (words[0].find('@') != std::string_view::npos)
+            return UserError{where + detail::quoted(words[0]) +
+                             ": user@host entries are not supported (name the host only)"};
+        auto names = detail::expandHostNames(words[0]);
+        if (!names)
+            return UserError{where + names.error().message};
+        auto attributes = parseAttributes(words);
+        if (!attributes)
+            return UserError{where + attributes.error().message};
+        for (std::string &name : names.value()) {
+            HostEntry entry = attributes.value();
+            entry.name = std::move(name);
+            if (auto error = builder.add(std::move(entry)))
+                return UserError{where + error->message};
+        }
+        anyHost = true;
+    }
+    if (!anyHost)
+        return UserError{file + ": no hosts listed (only blank lines and comments)"};
+    return builder.take(false);
+}
+
+} // namespace stepmap

@@ -1,0 +1,78 @@
+#include "allocation.hpp"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "plan_helpers.hpp"
+
+namespace stepmap {
+namespace {
+
+using test::allocation;
+
+struct SlurmCase {
+    std::string nodeList;
+    std::string cpusPerNode;
+    Allocation expected;
+};
+
+TEST(AllocationFromSlurm, ReadsNodeListAndCpuCounts) {
+    const std::vector<SlurmCase> cases = {
+        {"n1", "4", allocation({{"n1", 4}})},
+        {"n[1-4]", "2(x3),4", allocation({{"n1", 2}, {"n2", 2}, {"n3", 2}, {"n4", 4}})},
+        {"n[1-3]", "8,1,8", allocation({{"n1", 8}, {"n2", 1}, {"n3", 8}})},
+        {"c[001-002],gpu1", "64(x2),128", allocation({{"c001", 64}, {"c002", 64}, {"gpu1", 128}})},
+        {"ct-[0-1]", "4(x2)", allocation({{"ct-0", 4}, {"ct-1", 4}})},
+    };
+    for (const SlurmCase &c : cases) {
+        const auto result = allocationFromSlurm(c.nodeList, c.cpusPerNode);
+        ASSERT_TRUE(result.ok()) << c.nodeList << ": " << result.error().message;
+        EXPECT_EQ(result.value(), c.expected) << c.nodeList << " " << c.cpusPerNode;
+    }
+}
+
+struct ErrorCase {
+    std::string nodeList;
+    std::string cpusPerNode;
+    std::string message;
+};
+
+TEST(AllocationFromSlurm, RejectsMismatchesAndMalformedValues) {
+    const std::vector<ErrorCase> cases = {
+        {"n[1-4]", "2(x3)",
+         "Slurm CPU counts per node '2(x3)' describe 3 nodes, but the node list 'n[1-4]' has 4"},
+        {"n[1-2]", "2(x3)",
+         "Slurm CPU counts per node '2(x3)' describe more nodes than the node list 'n[1-2]' has "
+         "(2)"},
+        {"n[1-2]", "2,2,2",
+         "Slurm CPU counts per node '2,2,2' describe more nodes than the node list 'n[1-2]' has "
+         "(2)"},
+        {"n[1-2]", "2(x2",
+         "invalid Slurm CPU counts per node '2(x2': '2(x2' is not N or N(xR) "
+         "with N, R >= 1"},
+        {"n[1-2]", "0(x2)",
+         "invalid Slurm CPU counts per node '0(x2)': '0(x2)' is not N or "
+         "N(xR) with N, R >= 1"},
+        {"n[1-2]", "2(x0)",
+         "invalid Slurm CPU counts per node '2(x0)': '2(x0)' is not N or "
+         "N(xR) with N, R >= 1"},
+        {"n[1-2]", "", "invalid Slurm CPU counts per node '': '' is not N or N(xR) with N, R >= 1"},
+        {"n[1-2]", "2,,2",
+         "invalid Slurm CPU counts per node '2,,2': '' is not N or N(xR) with "
+         "N, R >= 1"},
+        {"n[1-2]", "-2(x2)",
+         "invalid Slurm CPU counts per node '-2(x2)': '-2(x2)' is not N or "
+         "N(xR) with N, R >= 1"},
+        {"n[1-", "2", "Slurm node list: invalid hostlist 'n[1-': missing ']'"},
+    };
+    for (const ErrorCase &c : cases) {
+        const auto result = allocationFromSlurm(c.nodeList, c.cpusPerNode);
+        ASSERT_FALSE(result.ok()) << c.nodeList << " " << c.cpusPerNode;
+        EXPECT_EQ(result.error().message, c.message);
+    }
+}
+
+} // namespace
+} // namespace stepmap

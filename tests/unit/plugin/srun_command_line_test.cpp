@@ -1,0 +1,68 @@
+// How the plugin reads srun's command line before srun does: it must find
+// its own options and -n wherever they stand, and stop at the program.
+
+#include "options.hpp"
+#include "srun_command_line.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace stepmap::plugin;
+
+namespace {
+
+SrunCommandLine scan(std::vector<std::string> args) {
+    return scanSrunCommandLine(args, optionArity());
+}
+
+} // namespace
+
+TEST(SrunCommandLine, NtasksBeforeOrAfterOurOptions) {
+    for (auto args : std::vector<std::vector<std::string>>{
+             {"-n", "3", "--host", "n2,n3", "./app"},
+             {"--host", "n2,n3", "-n", "3", "./app"},
+             {"--host=n2,n3", "-n3", "./app"},
+             {"--ntasks=3", "--host", "n2,n3", "./app"},
+             {"--ntasks", "3", "--host", "n2,n3", "./app"},
+             {"-ln3", "--host", "n2,n3", "./app"},
+         }) {
+        auto c = scan(args);
+        ASSERT_TRUE(c.ntasks) << args[0];
+        EXPECT_EQ(*c.ntasks, "3");
+        EXPECT_EQ(c.stepmapOptions.at("host"), "n2,n3");
+    }
+}
+
+TEST(SrunCommandLine, ProgramArgumentsAreNotOptions) {
+    auto c = scan({"--map-by", "node", "./app", "-n", "99", "--host", "x"});
+    EXPECT_FALSE(c.ntasks);
+    EXPECT_EQ(c.stepmapOptions.count("host"), 0u);
+    EXPECT_EQ(c.stepmapOptions.at("map-by"), "node");
+}
+
+TEST(SrunCommandLine, SrunOptionValuesAreSkipped) {
+    // "-J" takes a value: "--host" after it is still an option, and a value
+    // that looks like a program name is not mistaken for one.
+    auto c =
+        scan({"-J", "myjob", "--job-name", "other", "-t", "5", "--host", "n1", "-n", "2", "./app"});
+    EXPECT_EQ(c.stepmapOptions.at("host"), "n1");
+    EXPECT_EQ(*c.ntasks, "2");
+}
+
+TEST(SrunCommandLine, FlagsHaveNoValue) {
+    auto c = scan({"--overbook", "--display-map", "-n", "4", "./app"});
+    EXPECT_EQ(c.stepmapOptions.at("overbook"), "");
+    EXPECT_EQ(c.stepmapOptions.at("display-map"), "");
+    EXPECT_EQ(*c.ntasks, "4");
+}
+
+TEST(SrunCommandLine, LayoutOptionsAndMpiAreReported) {
+    auto c = scan({"-N", "2", "--nodelist=n1", "--mpi=pmix", "--map-by", "node", "./app"});
+    EXPECT_EQ(c.layoutOptions, (std::vector<std::string>{"-N", "--nodelist"}));
+    ASSERT_TRUE(c.mpi);
+    EXPECT_EQ(*c.mpi, "pmix");
+}
+
+TEST(SrunCommandLine, DoubleDashEndsOptions) {
+    auto c = scan({"--map-by", "slot", "--", "-n", "5"});
+    EXPECT_FALSE(c.ntasks);
+}
