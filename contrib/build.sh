@@ -6,7 +6,7 @@
 # The local cluster's test user loads the plugin and runs the test programs
 # from the build tree, so the build tree must be reachable by other users;
 # if the checkout is not (e.g. under /root), the build goes to
-# /var/tmp/stepmap-build instead.
+# /var/tmp/stepmap-build-<hash of the checkout path> instead.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$repo/contrib/install-deps.sh" >&2
@@ -15,12 +15,12 @@ build=${STEPMAP_BUILD_DIR:-$repo/build}
 reachable() {
 	local d=$1
 	while [ "$d" != / ]; do
-		[ -e "$d" ] && { [ "$(stat -c %A "$d" | cut -c10)" = x ] || return 1; }
+		case $(stat -c %A "$d" | cut -c10) in x|t) ;; *) return 1 ;; esac
 		d=$(dirname "$d")
 	done
 }
 if [ -z "${STEPMAP_BUILD_DIR:-}" ] && ! reachable "$repo"; then
-	build=/var/tmp/stepmap-build
+	build=/var/tmp/stepmap-build-$(printf %s "$repo" | md5sum | cut -c1-8)
 	echo "build.sh: $repo is not reachable by other users; building in $build" >&2
 fi
 if [ ! -f "$build/build.ninja" ]; then

@@ -122,7 +122,7 @@ Expected<std::vector<std::uint32_t>> nodesFromBlocks(std::string_view text, std:
         if (!block)
             return block.error();
         if (block->last >= nodeCount)
-            return UserError{"block '" + formatBlocks({*block}) + "' names node " +
+            return UserError{"block " + quoted(formatBlocks({*block})) + " names node " +
                              std::to_string(block->last) + ", but the plan has " +
                              std::to_string(nodeCount) + " nodes"};
         // Each factor is below 2^32 and total stays <= maxRanks, so checking
