@@ -1,7 +1,6 @@
 #include "hostlist.hpp"
 
 #include <cstdint>
-#include <optional>
 
 namespace stepmap {
 
@@ -96,33 +95,26 @@ private:
 
 std::string compressHostlist(const std::vector<std::string> &names) {
     std::string out;
-    std::optional<BracketWriter> writer;
-    std::string_view writerPrefix;
-    auto flush = [&] {
-        if (!writer)
-            return;
+    std::size_t i = 0;
+    while (i < names.size()) {
         if (!out.empty())
             out += ',';
-        writer->writeTo(out);
-        writer.reset();
-    };
-    for (const std::string &name : names) {
-        const SplitName split = splitName(name);
-        if (split.digits.empty()) {
-            flush();
-            if (!out.empty())
-                out += ',';
-            out += name;
+        const SplitName first = splitName(names[i]);
+        if (first.digits.empty()) {
+            out += names[i++];
             continue;
         }
-        if (!writer || split.prefix != writerPrefix) {
-            flush();
-            writer.emplace(split.prefix);
-            writerPrefix = split.prefix;
+        // The run of adjacent numbered names sharing this prefix.
+        BracketWriter writer(first.prefix);
+        writer.add(first);
+        for (++i; i < names.size(); ++i) {
+            const SplitName next = splitName(names[i]);
+            if (next.digits.empty() || next.prefix != first.prefix)
+                break;
+            writer.add(next);
         }
-        writer->add(split);
+        writer.writeTo(out);
     }
-    flush();
     return out;
 }
 

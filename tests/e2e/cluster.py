@@ -31,6 +31,13 @@ OMPI_ENV = {
 _cluster_env = None
 
 
+def require_root():
+    """The cluster needs root to start; elsewhere the suite is skipped (77)."""
+    if os.geteuid() != 0:
+        print("skipped: the end-to-end tests start a Slurm cluster and need root")
+        raise SystemExit(77)
+
+
 def start_cluster():
     """Starts (or reuses) the cluster with the plugin from the build tree."""
     global _cluster_env

@@ -174,4 +174,5 @@ class SpineTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    cluster.require_root()
     unittest.main(verbosity=2)
