@@ -58,9 +58,11 @@ struct LaunchPlan {
 //   "0-3*2"; node mapping 4 nodes, 8 ranks: "0-3x2".
 // localRank and nodeRank are not encoded; decodePlan recomputes them. Node
 // names must be valid host names (isValidHostName), as makePlan's are.
-// The length grows with the number of blocks, which is small for the
-// mappers here (per node at worst for uneven slot counts); callers must
-// still check it against their environment size limit.
+// The length grows with the number of blocks: tens of bytes when slot counts
+// come in runs (Slurm's "N(xR)" shape; 1M ranks on 16k nodes: "0-16383*64"),
+// but up to one block per run of ranks (~2.8 MB for map-by node over 16k
+// nodes alternating 1 and 64 slots). Callers must check the length against
+// their limit (Linux: 128 KiB per environment string).
 std::string encodePlan(const LaunchPlan &plan);
 
 // Strict inverse of encodePlan: any malformed, inconsistent or oversized

@@ -99,18 +99,13 @@ int SrunSide::init(spank_t) {
     // Make Slurm start exactly the plan: one line per rank, in rank order,
     // with the arbitrary distribution (set before srun reads its environment,
     // so the inherited task and node counts give way to the hostfile).
-    char path[] = "/tmp/stepmap-hostfile.XXXXXX";
     const char *tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/stepmap-hostfile.XXXXXX";
+    std::string templ = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/stepmap-hostfile.XXXXXX";
     std::vector<char> buf(templ.begin(), templ.end());
     buf.push_back('\0');
     int fd = mkstemp(buf.data());
-    if (fd < 0) {
-        fd = mkstemp(path);
-        buf.assign(path, path + sizeof path);
-    }
     if (fd < 0)
-        refuse(std::string("cannot create the step's host file: ") + std::strerror(errno));
+        refuse("cannot create the step's host file " + templ + ": " + std::strerror(errno));
     hostfilePath_ = buf.data();
     std::string lines;
     for (auto &r : plan_.ranks)
@@ -127,10 +122,17 @@ int SrunSide::init(spank_t) {
     setenv("SLURM_KILL_BAD_EXIT", "1", 0);
     if (plan_.oversubscribed)
         setenv("SLURM_OVERCOMMIT", "1", 1);
-    setenv("STEPMAP_PLAN", encodePlan(plan_).c_str(), 1);
+    std::string encoded = encodePlan(plan_);
+    // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN).
+    if (encoded.size() + sizeof "STEPMAP_PLAN=" > 128 * 1024)
+        refuse("the launch plan is too irregular to pass to the nodes (" +
+               std::to_string(encoded.size()) +
+               " bytes encoded); use --map-by slot or nodes with equal CPU counts");
+    setenv("STEPMAP_PLAN", encoded.c_str(), 1);
 
     if (options_.displayMap) {
-        std::string map = formatJobMap(plan_);
+        auto job = env("SLURM_JOB_ID");
+        std::string map = formatJobMap(plan_, jobMapHeader(request_, job ? *job : "N/A"));
         std::fwrite(map.data(), 1, map.size(), stderr);
         std::fflush(stderr);
     }
@@ -170,11 +172,10 @@ Expected<bool> SrunSide::plan() {
 
     PlanRequest req;
     if (ntasks_) {
-        int np = 0;
-        auto [p, ec] = std::from_chars(ntasks_->data(), ntasks_->data() + ntasks_->size(), np);
-        if (ec != std::errc() || p != ntasks_->data() + ntasks_->size() || np < 1)
-            return UserError{"-n/--ntasks '" + *ntasks_ + "' is not a positive number"};
-        req.np = np;
+        auto np = parseProcessCount(*ntasks_);
+        if (!np)
+            return UserError{"-n/--ntasks: " + np.error().message};
+        req.np = np.value();
     }
     if (options_.host) {
         auto h = parseHostOption(*options_.host);
@@ -202,6 +203,7 @@ Expected<bool> SrunSide::plan() {
     if (!p)
         return p.error();
     plan_ = std::move(p.value());
+    request_ = std::move(req);
     return true;
 }
 

@@ -41,6 +41,7 @@ private:
     StepmapOptions options_;
     std::optional<std::string> ntasks_;
     LaunchPlan plan_;
+    PlanRequest request_;
     std::string hostfilePath_;
     std::unique_ptr<RendezvousHub> hub_;
     std::atomic<int> abortStatus_{-1};

@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -110,6 +111,22 @@ int main(int argc, char **argv) {
         return 1;
     }
 
+    {
+        // Where this server runs, for the per-step log: user and cgroups.
+        std::string where =
+            "starting as uid " + std::to_string(getuid()) + " gid " + std::to_string(getgid());
+        if (FILE *f = std::fopen("/proc/self/cgroup", "r")) {
+            char line[512];
+            while (std::fgets(line, sizeof line, f)) {
+                std::string l(line);
+                if (l.find(":cpuset:") != std::string::npos ||
+                    l.find(":freezer:") != std::string::npos || l.rfind("0::", 0) == 0)
+                    where += ", cgroup " + l.substr(0, l.find_last_not_of('\n') + 1);
+            }
+            std::fclose(f);
+        }
+        logLine(where);
+    }
     uv_loop_init(&s.loop);
     s.inbox = std::make_unique<LoopInbox>(&s.loop);
     s.host = std::make_unique<PmixHost>(c, *s.inbox);

@@ -52,7 +52,14 @@ class SpineTest(unittest.TestCase):
     def served(self, result):
         nspace = next(iter(hello_ranks(result.stdout).values()))[2]
         totals = {"fences": 0, "asked": 0}
-        for text in cluster.server_logs(nspace).values():
+        logs = cluster.server_logs(nspace)
+        self.assertEqual(len(logs), len({n for n, *_ in hello_ranks(result.stdout).values()}))
+        for text in logs.values():
+            # Each server ran as the job's user, inside the step's cpuset.
+            m = re.search(r"starting as uid (\d+) .*cgroup \d+:cpuset:([^,\s]+)", text)
+            self.assertIsNotNone(m, text)
+            self.assertNotEqual(int(m.group(1)), 0)
+            self.assertRegex(m.group(2), r"/job_\d+/step_0$")
             m = re.search(r"served (\d+) fences, asked (\d+) and answered (\d+)", text)
             self.assertIsNotNone(m, text)
             totals["fences"] += int(m.group(1))
