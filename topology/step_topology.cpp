@@ -1,0 +1,85 @@
+#include "step_topology.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <memory>
+
+namespace stepmap::topology {
+
+Expected<std::vector<unsigned>> parseIndexList(std::string_view text) {
+    std::vector<unsigned> out;
+    auto bad = [&] { return UserError{"bad index list '" + std::string(text) + "'"}; };
+    if (text.empty())
+        return bad();
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        auto comma = text.find(',', pos);
+        std::string_view item =
+            text.substr(pos, comma == std::string_view::npos ? text.size() - pos : comma - pos);
+        auto dash = item.find('-');
+        unsigned lo = 0, hi = 0;
+        auto num = [](std::string_view s, unsigned &v) {
+            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+        };
+        if (dash == std::string_view::npos) {
+            if (!num(item, lo))
+                return bad();
+            hi = lo;
+        } else if (!num(item.substr(0, dash), lo) || !num(item.substr(dash + 1), hi) || hi < lo ||
+                   hi - lo > (1u << 20)) {
+            return bad();
+        }
+        for (unsigned i = lo; i <= hi; ++i)
+            out.push_back(i);
+        if (comma == std::string_view::npos)
+            break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+std::string bitmapListString(hwloc_const_bitmap_t set) {
+    char *s = nullptr;
+    if (hwloc_bitmap_list_asprintf(&s, set) < 0 || !s)
+        throw std::bad_alloc();
+    std::string out(s);
+    std::free(s);
+    return out;
+}
+
+Expected<StepTopology> loadStepTopology(std::string_view coreList, const std::string &xmlPath) {
+    auto cores = parseIndexList(coreList);
+    if (!cores)
+        return UserError{"step cores: " + cores.error().message};
+
+    hwloc_topology_t raw = nullptr;
+    if (hwloc_topology_init(&raw) != 0)
+        return UserError{"hwloc_topology_init failed"};
+    TopologyPtr topo(raw);
+    // See the whole machine, so that core indices are the machine's, even
+    // from inside a cgroup; then restrict explicitly below.
+    hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (!xmlPath.empty() && hwloc_topology_set_xml(topo.get(), xmlPath.c_str()) != 0)
+        return UserError{"cannot read topology XML " + xmlPath};
+    if (hwloc_topology_load(topo.get()) != 0)
+        return UserError{"cannot load the node's topology"};
+
+    int ncores = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_CORE);
+    BitmapPtr set = makeBitmap();
+    for (unsigned c : cores.value()) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_CORE, c);
+        if (!core)
+            return UserError{"step core " + std::to_string(c) + " does not exist (the node has " +
+                             std::to_string(ncores) + " cores)"};
+        hwloc_bitmap_or(set.get(), set.get(), core->cpuset);
+    }
+    if (hwloc_topology_restrict(topo.get(), set.get(),
+                                HWLOC_RESTRICT_FLAG_ADAPT_IO | HWLOC_RESTRICT_FLAG_ADAPT_MISC) !=
+        0)
+        return UserError{"cannot restrict the topology to PUs " + bitmapListString(set.get())};
+    return StepTopology{std::move(topo), std::move(set)};
+}
+
+} // namespace stepmap::topology
