@@ -117,6 +117,9 @@ int SrunSide::init(spank_t) {
     setenv("SLURM_HOSTFILE", hostfilePath_.c_str(), 1);
     setenv("SLURM_DISTRIBUTION", "arbitrary", 1);
     setenv("SLURM_MPI_TYPE", "none", 1);
+    // stepmap binds the tasks itself (or not at all, leaving the cgroup):
+    // Slurm's task/affinity must not bind them a second time.
+    setenv("SLURM_CPU_BIND", "none", 1);
     // As under mpirun: a rank that fails ends the step instead of leaving the
     // others waiting in a collective. An explicit -K/--kill-on-bad-exit wins.
     setenv("SLURM_KILL_BAD_EXIT", "1", 0);

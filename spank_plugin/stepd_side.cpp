@@ -63,6 +63,11 @@ int StepdSide::userInit(spank_t sp) {
     spank_get_item(sp, S_JOB_ID, &jobId);
     spank_get_item(sp, S_JOB_STEPID, &stepId);
     spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &localTasks_);
+    char *stepCores = nullptr;
+    if (spank_get_item(sp, S_STEP_ALLOC_CORES, &stepCores) != ESPANK_SUCCESS || !stepCores) {
+        logError("Slurm did not say which cores the step holds on this node");
+        return -1;
+    }
 
     // Which plan node is this? The one holding this node's tasks; and Slurm
     // must have put exactly the plan's ranks here.
@@ -111,7 +116,9 @@ int StepdSide::userInit(spank_t sp) {
 
     ServerLaunch launch;
     launch.executable = site_.server;
-    launch.args = {"--nspace",
+    launch.args = {"--step-cores",
+                   stepCores,
+                   "--nspace",
                    "stepmap." + stepTag,
                    "--node-index",
                    std::to_string(*node),

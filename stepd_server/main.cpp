@@ -7,6 +7,7 @@
 #include "pmix_host.hpp"
 #include "server_log.hpp"
 #include "step_config.hpp"
+#include "step_topology.hpp"
 
 #include <fcntl.h>
 #include <ftw.h>
@@ -127,9 +128,17 @@ int main(int argc, char **argv) {
         }
         logLine(where);
     }
+    auto step = topology::loadStepTopology(c.stepCores, c.topologyXml);
+    if (!step) {
+        reportFailure(c.readyFd, step.error().message);
+        removeTree(c.tmpdir);
+        return 1;
+    }
+    logLine("step CPUs here: " + topology::bitmapListString(step->cpuset.get()));
+
     uv_loop_init(&s.loop);
     s.inbox = std::make_unique<LoopInbox>(&s.loop);
-    s.host = std::make_unique<PmixHost>(c, *s.inbox);
+    s.host = std::make_unique<PmixHost>(c, *s.inbox, step->topology.get(), step->cpuset.get());
     auto started = s.host->start();
     Expected<std::map<std::uint32_t, std::vector<std::string>>> envs =
         started ? s.host->clientEnvironments()
@@ -151,6 +160,8 @@ int main(int argc, char **argv) {
     ready += "END\n";
     bool told = writeAll(c.readyFd, ready);
     close(c.readyFd);
+    if (c.readyFd <= STDERR_FILENO) // keep stdio slots taken: libuv never uses them
+        open("/dev/null", O_RDWR);
     if (!told) {
         logLine("the plugin did not take the client environment; leaving");
         s.host.reset();

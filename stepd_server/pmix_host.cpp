@@ -86,6 +86,30 @@ struct OpWait {
     }
 };
 
+// Locality data of a local process.
+void addLocalProcData(InfoList &proc, hwloc_topology_t topology, hwloc_const_bitmap_t runsOn,
+                      const std::string &procdir) {
+    // Where the process may run: its binding when the plan binds it, else
+    // the step's CPUs here. PMIX_CPUSET only for a bound process: Open MPI
+    // takes its presence to mean "bound".
+    pmix_cpuset_t cpuset{const_cast<char *>("hwloc"), const_cast<hwloc_bitmap_t>(runsOn)};
+    char *locality = nullptr;
+    if (PMIx_server_generate_locality_string(&cpuset, &locality) == PMIX_SUCCESS && locality) {
+        proc.addString(PMIX_LOCALITY_STRING, locality);
+        free(locality);
+    }
+    pmix_topology_t topo{const_cast<char *>("hwloc"), topology};
+    pmix_device_distance_t *dist = nullptr;
+    size_t ndist = 0;
+    if (PMIx_Compute_distances(&topo, &cpuset, nullptr, 0, &dist, &ndist) == PMIX_SUCCESS &&
+        ndist > 0) {
+        pmix_data_array_t darray{PMIX_DEVICE_DIST, ndist, dist};
+        proc.add(PMIX_DEVICE_DISTANCES, &darray, PMIX_DATA_ARRAY);
+        PMIX_DEVICE_DIST_FREE(dist, ndist);
+    }
+    proc.addString(PMIX_PROCDIR, procdir);
+}
+
 void releaseString(void *cbdata) {
     delete static_cast<std::string *>(cbdata);
 }
@@ -100,7 +124,9 @@ void completeModex(pmix_modex_cbfunc_t cbfunc, void *cbdata, pmix_status_t statu
 
 } // namespace
 
-PmixHost::PmixHost(const StepConfig &config, LoopInbox &inbox) : config_(config), inbox_(inbox) {
+PmixHost::PmixHost(const StepConfig &config, LoopInbox &inbox, hwloc_topology_t topology,
+                   hwloc_const_bitmap_t stepCpuset)
+    : config_(config), inbox_(inbox), topology_(topology), stepCpuset_(stepCpuset) {
     theHost = this;
 }
 
@@ -119,18 +145,28 @@ Expected<bool> PmixHost::start() {
     }();
     const std::string &node = config_.plan.nodes[config_.nodeIndex].name;
     try {
-        InfoList init;
-        init.addString(PMIX_SERVER_TMPDIR, config_.tmpdir);
-        init.addString(PMIX_SYSTEM_TMPDIR, config_.tmpdir);
-        init.addString(PMIX_HOSTNAME, node);
-        init.addBool(PMIX_SERVER_TOOL_SUPPORT, false);
-        init.addBool(PMIX_SERVER_SYSTEM_SUPPORT, false);
-        init.addBool(PMIX_SERVER_REMOTE_CONNECTIONS, false);
-        pmix_data_array_t arr;
-        init.convert(arr);
-        pmix_status_t rc =
-            PMIx_server_init(&module, static_cast<pmix_info_t *>(arr.array), arr.size);
-        PMIx_Data_array_destruct(&arr);
+        // Built by hand: an info list would copy the topology value and
+        // destroy the hwloc topology with it, while PMIx keeps the pointer.
+        std::uint8_t no = 0, yes = 1;
+        pmix_info_t init[8];
+        PMIX_INFO_LOAD(&init[0], PMIX_SERVER_TMPDIR, config_.tmpdir.c_str(), PMIX_STRING);
+        PMIX_INFO_LOAD(&init[1], PMIX_SYSTEM_TMPDIR, config_.tmpdir.c_str(), PMIX_STRING);
+        PMIX_INFO_LOAD(&init[2], PMIX_HOSTNAME, node.c_str(), PMIX_STRING);
+        PMIX_INFO_LOAD(&init[3], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
+        PMIX_INFO_LOAD(&init[4], PMIX_SERVER_SYSTEM_SUPPORT, &no, PMIX_BOOL);
+        PMIX_INFO_LOAD(&init[5], PMIX_SERVER_REMOTE_CONNECTIONS, &no, PMIX_BOOL);
+        // Hand the clients the step's topology (XML v1/v2 and hwloc shared
+        // memory), not one they would discover themselves.
+        PMIX_INFO_LOAD(&init[6], PMIX_SERVER_SHARE_TOPOLOGY, &yes, PMIX_BOOL);
+        PMIX_INFO_CONSTRUCT(&init[7]);
+        PMIX_LOAD_KEY(init[7].key, PMIX_TOPOLOGY2);
+        init[7].value.type = PMIX_TOPO;
+        init[7].value.data.topo = &pmixTopology_;
+        pmixTopology_.source = const_cast<char *>("hwloc");
+        pmixTopology_.topology = topology_;
+        pmix_status_t rc = PMIx_server_init(&module, init, 8);
+        for (int i = 0; i < 7; ++i)
+            PMIX_INFO_DESTRUCT(&init[i]);
         if (rc != PMIX_SUCCESS)
             return UserError{std::string("PMIx_server_init failed: ") + PMIx_Error_string(rc)};
         initialized_ = true;
@@ -206,6 +242,8 @@ Expected<bool> PmixHost::registerNamespace() {
         proc.addU16(PMIX_NODE_RANK, static_cast<std::uint16_t>(p.nodeRank));
         proc.addU32(PMIX_NODEID, p.node);
         proc.addString(PMIX_HOSTNAME, plan.nodes[p.node].name);
+        if (p.node == me)
+            addLocalProcData(proc, topology_, stepCpuset_, config_.tmpdir);
         job.addList(PMIX_PROC_DATA, proc);
     }
 

@@ -9,6 +9,7 @@
 #include "launch_plan.hpp"
 #include "loop_inbox.hpp"
 
+#include <hwloc.h>
 #include <pmix_server.h>
 
 #include <functional>
@@ -38,7 +39,9 @@ public:
 
 class PmixHost {
 public:
-    PmixHost(const StepConfig &config, LoopInbox &inbox);
+    // topology: the step's hardware on this node, shared with the clients.
+    PmixHost(const StepConfig &config, LoopInbox &inbox, hwloc_topology_t topology,
+             hwloc_const_bitmap_t stepCpuset);
     ~PmixHost();
     PmixHost(const PmixHost &) = delete;
     PmixHost &operator=(const PmixHost &) = delete;
@@ -69,6 +72,9 @@ private:
     const StepConfig &config_;
     LoopInbox &inbox_;
     StepCollective *collective_ = nullptr;
+    hwloc_topology_t topology_;
+    pmix_topology_t pmixTopology_{}; // PMIx keeps a pointer to this
+    hwloc_const_bitmap_t stepCpuset_;
     bool initialized_ = false;
 };
 

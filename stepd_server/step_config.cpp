@@ -18,8 +18,9 @@ bool toInt(std::string_view s, long long lo, long long hi, long long &out) {
 } // namespace
 
 Expected<StepConfig> parseStepConfig(int argc, char **argv) {
-    static const char *known[] = {"--nspace",   "--node-index", "--tmpdir",        "--hub",
-                                  "--ready-fd", "--watch-pid",  "--dmodex-timeout"};
+    static const char *known[] = {
+        "--nspace",    "--node-index",     "--tmpdir",     "--hub",         "--ready-fd",
+        "--watch-pid", "--dmodex-timeout", "--step-cores", "--topology-xml"};
     std::map<std::string, std::string> args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -32,13 +33,17 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
             return UserError{"argument " + key + " needs a value"};
         args[key] = argv[++i];
     }
-    for (auto *required : {"--nspace", "--node-index", "--tmpdir", "--hub", "--ready-fd"})
+    for (auto *required :
+         {"--nspace", "--node-index", "--tmpdir", "--hub", "--ready-fd", "--step-cores"})
         if (!args.count(required))
             return UserError{std::string("missing argument ") + required};
 
     StepConfig c;
     c.nspace = args["--nspace"];
     c.tmpdir = args["--tmpdir"];
+    c.stepCores = args["--step-cores"];
+    if (args.count("--topology-xml"))
+        c.topologyXml = args["--topology-xml"];
     long long v = 0;
     if (!toInt(args["--ready-fd"], 0, 1 << 20, v))
         return UserError{"bad --ready-fd '" + args["--ready-fd"] + "'"};

@@ -76,8 +76,7 @@ Expected<StepTopology> loadStepTopology(std::string_view coreList, const std::st
         hwloc_bitmap_or(set.get(), set.get(), core->cpuset);
     }
     if (hwloc_topology_restrict(topo.get(), set.get(),
-                                HWLOC_RESTRICT_FLAG_ADAPT_IO | HWLOC_RESTRICT_FLAG_ADAPT_MISC) !=
-        0)
+                                HWLOC_RESTRICT_FLAG_ADAPT_IO | HWLOC_RESTRICT_FLAG_ADAPT_MISC) != 0)
         return UserError{"cannot restrict the topology to PUs " + bitmapListString(set.get())};
     return StepTopology{std::move(topo), std::move(set)};
 }

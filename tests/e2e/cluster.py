@@ -14,6 +14,7 @@ SOURCE_ROOT = os.environ.get("STEPMAP_SOURCE_ROOT",
 PLUGIN = os.environ.get("STEPMAP_PLUGIN", "")
 SERVER = os.environ.get("STEPMAP_SERVER", "")
 MPI_HELLO = os.environ.get("STEPMAP_MPI_HELLO", "")
+PMIX_CLIENT = os.environ.get("STEPMAP_PMIX_CLIENT", "")
 TEST_USER = "smuser"
 SERVER_TMPDIR = "/tmp"
 # Node servers' per-step logs (the plugin's log_dir=), read by some tests.
@@ -79,13 +80,14 @@ def srun(*args, **kw):
 
 
 def hello_ranks(stdout):
-    """{rank: (node, size, nspace, sum)} from mpi_hello's output."""
+    """{rank: (node, size, nspace, sum, shared)} from mpi_hello's output."""
     ranks = {}
     for line in stdout.splitlines():
-        m = re.match(r"^rank (\d+) size (\d+) node (\S+) nspace (\S+) sum (-?\d+)$", line)
+        m = re.match(r"^rank (\d+) size (\d+) node (\S+) nspace (\S+) sum (-?\d+) shared (\d+)$",
+                     line)
         if m:
             ranks[int(m.group(1))] = (m.group(3), int(m.group(2)), m.group(4),
-                                      int(m.group(5)))
+                                      int(m.group(5)), int(m.group(6)))
     return ranks
 
 

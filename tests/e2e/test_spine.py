@@ -33,7 +33,7 @@ class SpineTest(unittest.TestCase):
         n = len(expected_nodes)
         self.assertEqual(sorted(ranks), list(range(n)), result.stdout + result.stderr)
         for r, node in enumerate(expected_nodes):
-            got_node, size, nspace, total = ranks[r]
+            got_node, size, nspace, total, _shared = ranks[r]
             self.assertEqual(got_node, node, f"rank {r}")
             self.assertEqual(size, n)
             self.assertEqual(total, n * (n - 1) // 2)

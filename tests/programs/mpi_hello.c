@@ -1,6 +1,6 @@
 /* The MPI program the end-to-end tests launch. Each rank prints one line:
- *   rank R size N node NODE nspace NS sum S
- * where NODE is the Slurm node it runs on, NS the PMIx namespace that
+ *   rank R size N node NODE nspace NS sum S shared L
+ * where L is the size of its MPI_COMM_TYPE_SHARED communicator, NODE is the Slurm node it runs on, NS the PMIx namespace that
  * served it and S the result of an MPI_Allreduce of all ranks (must be
  * N*(N-1)/2). With "abort R STATUS", rank R calls MPI_Abort(STATUS) after
  * the Allreduce while the others wait in a barrier. With "die R STATUS",
@@ -26,8 +26,16 @@ int main(int argc, char **argv)
         _exit(atoi(argv[3]));
     mine = rank;
     MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    printf("rank %d size %d node %s nspace %s sum %ld\n", rank, size, node ? node : "?",
-           ns ? ns : "?", sum);
+    {
+        /* The ranks MPI thinks share this node's memory. */
+        MPI_Comm shared;
+        int shared_size = 0;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+        MPI_Comm_size(shared, &shared_size);
+        MPI_Comm_free(&shared);
+        printf("rank %d size %d node %s nspace %s sum %ld shared %d\n", rank, size,
+               node ? node : "?", ns ? ns : "?", sum, shared_size);
+    }
     fflush(stdout);
     if (argc == 4 && strcmp(argv[1], "abort") == 0) {
         if (rank == atoi(argv[2]))
