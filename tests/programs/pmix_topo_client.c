@@ -7,7 +7,11 @@
  *   xml_v2 / xml_v1   length of the XML topologies
  *   cpuset     PMIX_CPUSET, or "none"
  *   locality   own PMIX_LOCALITY_STRING; peer_locality P S for each local peer
- *   distances  number of PMIX_DEVICE_DISTANCES entries */
+ *   distances  number of PMIX_DEVICE_DISTANCES entries
+ * With "mem shmem" or "mem xml" it instead loads the topology the given way
+ * (adopting the server's shared memory, or parsing PMIX_HWLOC_XML_V2 into
+ * its own copy, as a client without shmem would) and prints
+ *   rank R mem MODE rss KB pss KB   (from /proc/self/smaps_rollup) */
 #include <hwloc.h>
 #include <hwloc/shmem.h>
 #include <pmix.h>
@@ -67,7 +71,54 @@ static void cgroup_cpus(char *out, size_t n)
         fclose(f);
 }
 
-int main(void)
+static long rollup(const char *field)
+{
+    char line[256];
+    long kb = -1;
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, field, strlen(field)) == 0)
+            kb = atol(line + strlen(field));
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+static int memory_report(const char *mode, const pmix_proc_t *wild)
+{
+    hwloc_topology_t topo = NULL;
+    int ok = 0;
+    if (strcmp(mode, "shmem") == 0) {
+        pmix_value_t *file = get(wild, PMIX_HWLOC_SHMEM_FILE);
+        pmix_value_t *addr = get(wild, PMIX_HWLOC_SHMEM_ADDR);
+        pmix_value_t *size = get(wild, PMIX_HWLOC_SHMEM_SIZE);
+        int fd = file ? open(file->data.string, O_RDONLY) : -1;
+        ok = fd >= 0 && addr && size &&
+             hwloc_shmem_topology_adopt(&topo, fd, 0, (void *)addr->data.size, size->data.size,
+                                        0) == 0;
+        if (fd >= 0)
+            close(fd);
+    } else {
+        pmix_value_t *xml = get(wild, PMIX_HWLOC_XML_V2);
+        ok = xml && xml->type == PMIX_STRING && hwloc_topology_init(&topo) == 0 &&
+             hwloc_topology_set_xmlbuffer(topo, xml->data.string,
+                                          (int)strlen(xml->data.string) + 1) == 0 &&
+             hwloc_topology_load(topo) == 0;
+    }
+    if (!ok) {
+        printf("rank %u mem %s failed\n", me.rank, mode);
+        return 1;
+    }
+    /* Touch the whole tree, as a library walking it would. */
+    (void)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    printf("rank %u mem %s rss %ld pss %ld\n", me.rank, mode, rollup("Rss:"), rollup("Pss:"));
+    fflush(stdout);
+    PMIx_Fence(NULL, 0, NULL, 0); /* all clients hold their copy at once */
+    hwloc_topology_destroy(topo);
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     pmix_proc_t wild;
     pmix_value_t *v;
@@ -78,6 +129,11 @@ int main(void)
         return 1;
     }
     PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    if (argc == 3 && strcmp(argv[1], "mem") == 0) {
+        int rc = memory_report(argv[2], &wild);
+        PMIx_Finalize(NULL, 0);
+        return rc;
+    }
     printf("rank %u nspace %s\n", me.rank, me.nspace);
 
     /* The shared-memory topology, adopted as hwloc does for a client. */
