@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
@@ -72,6 +73,7 @@ void SrunSide::refuse(const std::string &message) {
 }
 
 int SrunSide::init(spank_t) {
+    auto started = std::chrono::steady_clock::now();
     auto cmd = scanSrunCommandLine(readOwnCommandLine(), optionArity());
     auto forwarded = forwardedOptions();
     options_ = mergeOptions(cmd.stepmapOptions, forwarded);
@@ -139,6 +141,10 @@ int SrunSide::init(spank_t) {
         std::fwrite(map.data(), 1, map.size(), stderr);
         std::fflush(stderr);
     }
+    // The srun-side cost of stepmap, shown by `srun -v` once srun knows
+    // its verbosity (local_user_init).
+    planMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                  .count();
     return 0;
 }
 
@@ -261,6 +267,11 @@ int SrunSide::localUserInit(spank_t sp) {
                  "with --host/--hostfile?)");
         return -1;
     }
+
+    char line[160];
+    std::snprintf(line, sizeof line, "planned %zu ranks on %zu nodes in %.3f ms",
+                  plan_.ranks.size(), plan_.nodes.size(), planMs_);
+    logVerbose(line);
 
     std::string secret = wire::generateSecretHex();
     std::string error;

@@ -43,6 +43,7 @@ private:
     LaunchPlan plan_;
     PlanRequest request_;
     std::string hostfilePath_;
+    double planMs_ = 0;
     std::unique_ptr<RendezvousHub> hub_;
     std::atomic<int> abortStatus_{-1};
     std::atomic<bool> failed_{false};

@@ -8,6 +8,7 @@ the plugin loaded, as contrib/bench/launch-time.sh arranges)."""
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -50,6 +51,28 @@ def main():
         ma, mb = statistics.median(sa), statistics.median(sb)
         print(f"{n:>5} {ma:>17.3f} {mb:>18.3f} {ma / mb:>6.2f}", flush=True)
     print("ratio = stepmap / Slurm mpi/pmix (lower is better; 1.0 = same)")
+    plugin_cost(opts.reps)
+
+
+def planned_ms(result):
+    m = re.search(r"stepmap: planned \d+ ranks on \d+ nodes in ([0-9.]+) ms", result.stderr)
+    if not m:
+        raise SystemExit(f"no planning time in srun -v output:\n{result.stderr}")
+    return float(m.group(1))
+
+
+def plugin_cost(reps):
+    """The srun-side cost of the plugin (reading options, filtering, planning,
+    writing the host file) for a 4-node job, as `srun -v` reports it."""
+    inside, outside = [], []
+    for _ in range(reps):
+        inside.append(planned_ms(cluster.run_as_user(
+            ["salloc", "-N", "4", "-n", "8", "srun", "-v", "-n", "4", "--map-by", "node",
+             "true"])))
+        outside.append(planned_ms(cluster.srun("-v", "-n", "4", "--map-by", "node", "true")))
+    print(f"srun-side plugin cost, 4 nodes: {statistics.median(inside):.3f} ms median inside an "
+          f"allocation, {statistics.median(outside):.3f} ms when srun allocates (reads Slurm's "
+          f"node table); target < 5 ms")
 
 
 if __name__ == "__main__":
