@@ -1,0 +1,89 @@
+"""Faults during a step: whatever happens, the step ends (or goes on) as it
+should and nothing of stepmap is left behind on any node."""
+
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+import cluster
+from cluster import MPI_HELLO, hello_ranks, leftovers, run_as_user, srun
+
+
+def user_processes(pattern):
+    out = subprocess.run(["pgrep", "-u", cluster.TEST_USER, "-f", pattern],
+                         stdout=subprocess.PIPE, text=True).stdout.split()
+    return [int(p) for p in out if not cluster._zombie(p)]
+
+
+def wait_for(predicate, timeout=20.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+class FaultTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cluster.start_cluster()
+
+    def tearDown(self):
+        subprocess.run(["scancel", "-u", cluster.TEST_USER],
+                       env=dict(os.environ, **cluster.start_cluster()))
+        self.assertEqual(leftovers(wait=15), [], "a step left processes or files behind")
+
+    def start_background_step(self, *args):
+        env = dict(cluster.start_cluster())
+        env.update(cluster.OMPI_ENV)
+        cmd = ["runuser", "-u", cluster.TEST_USER, "--", "env"]
+        cmd += [f"{k}={v}" for k, v in env.items()] + ["srun"] + list(args)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd="/tmp")
+        self.assertTrue(wait_for(lambda: len(user_processes("stepmap-stepd")) == 4),
+                        "the step's four servers did not start")
+        return proc
+
+    def test_lost_server_ends_the_step(self):
+        proc = self.start_background_step("-n", "4", "--map-by", "node", "sleep", "60")
+        os.kill(user_processes("stepmap-stepd")[0], signal.SIGKILL)
+        try:
+            _out, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            self.fail("the step went on without one of its servers")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("lost the stepmap server", err)
+
+    def test_killed_srun_leaves_nothing(self):
+        proc = self.start_background_step("-n", "4", "--map-by", "node", "sleep", "60")
+        srun_pids = [int(p) for p in subprocess.run(
+            ["pgrep", "-u", cluster.TEST_USER, "-x", "srun"], stdout=subprocess.PIPE,
+            text=True).stdout.split()]
+        self.assertTrue(srun_pids)
+        for pid in srun_pids:
+            os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        # Without their rendezvous the servers leave on their own.
+        self.assertTrue(wait_for(lambda: not user_processes("stepmap-stepd")),
+                        "servers outlived srun")
+
+    def test_garbage_to_the_hub_changes_nothing(self):
+        # Rank 0 first sends junk to the step's rendezvous (its address is in
+        # every task's environment), then all ranks run MPI as usual.
+        junk = ("import os,socket;h,p=os.environ['STEPMAP_HUB'].rsplit(':',1);"
+                "s=socket.create_connection((h,int(p)));s.sendall(b'\\x00\\x00\\x00\\x30'+b'x'*48);"
+                "s.recv(64);s.close()")
+        script = (f"if [ \"$SLURM_PROCID\" = 0 ]; then /usr/bin/python3 -c \"{junk}\" || exit 99; "
+                  f"fi; exec {MPI_HELLO}")
+        r = srun("-n", "4", "--map-by", "node", "sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(hello_ranks(r.stdout)), 4, r.stdout + r.stderr)
+
+
+if __name__ == "__main__":
+    cluster.require_root()
+    unittest.main(verbosity=2)
