@@ -8,6 +8,7 @@
 #include "expected.hpp"
 #include "host_list.hpp"
 #include "map_policy.hpp"
+#include "parastation_request.hpp"
 
 namespace stepmap {
 
@@ -17,6 +18,8 @@ struct PlanRequest {
     std::optional<HostSpec> hostfile; // --hostfile, parsed
     MapPolicy map;                    // --map-by
     bool overbook = false;            // --overbook (ParaStation)
+    // --loop-nodes-first, --nodes-sort, --tpp, PSI_* (parastation_request.hpp)
+    ParaStationRequest parastation;
 
     bool operator==(const PlanRequest &) const = default;
 };

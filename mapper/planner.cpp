@@ -4,6 +4,7 @@
 #include <string>
 
 #include "node_filter.hpp"
+#include "parastation_placement.hpp"
 #include "rank_mappers.hpp"
 #include "slot_errors.hpp"
 
@@ -55,6 +56,8 @@ LaunchPlan assemble(const std::vector<detail::NodeSlots> &nodes,
 } // namespace
 
 Expected<LaunchPlan> makePlan(const Allocation &allocation, const PlanRequest &request) {
+    if (usesParaStationPlacement(request))
+        return makeParaStationPlan(allocation, request);
     if (auto error = checkPolicy(request))
         return *error;
     const bool oversubscribe = request.overbook || request.map.oversubscribe.value_or(false);
