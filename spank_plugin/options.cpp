@@ -2,6 +2,7 @@
 
 #include "host_list.hpp"
 #include "map_policy.hpp"
+#include "parastation_request.hpp"
 
 #include <cstdlib>
 
@@ -23,6 +24,15 @@ const std::vector<OptionSpec> &optionSpecs() {
         {"overbook", nullptr,
          "stepmap: when there are more ranks than CPUs, spread them evenly (ParaStation "
          "PSI_OVERBOOK)"},
+        {"loop-nodes-first", nullptr,
+         "stepmap: place one rank per node per pass, round robin (ParaStation "
+         "PSI_LOOP_NODES_FIRST)"},
+        {"nodes-sort", "kind",
+         "stepmap: order the nodes by PROC, LOAD (LOAD_1), LOAD_5, LOAD_15, PROC+LOAD or NONE "
+         "before placing (ParaStation PSI_NODES_SORT)"},
+        {"tpp", "N",
+         "stepmap: each rank takes N CPUs of one node (ParaStation PSI_TPP; falls back to "
+         "OMP_NUM_THREADS)"},
         {"display-map", nullptr, "stepmap: print the job map before the step starts"},
     };
     return specs;
@@ -75,6 +85,9 @@ StepmapOptions mergeOptions(const std::map<std::string, std::string> &commandLin
     o.hostfile = pick("hostfile");
     o.mapBy = pick("map-by");
     o.overbook = pick("overbook").has_value();
+    o.loopNodesFirst = pick("loop-nodes-first").has_value();
+    o.nodesSort = pick("nodes-sort");
+    o.tpp = pick("tpp");
     o.displayMap = pick("display-map").has_value();
     return o;
 }
@@ -88,6 +101,14 @@ Expected<bool> checkOptionValue(const std::string &name, const std::string &valu
         auto m = parseMapBy(value);
         if (!m)
             return m.error();
+    } else if (name == "nodes-sort") {
+        auto sort = parseNodesSort(value, "--nodes-sort");
+        if (!sort)
+            return sort.error();
+    } else if (name == "tpp") {
+        auto threads = parseThreadsPerProcess(value, "--tpp");
+        if (!threads)
+            return threads.error();
     } else if (name == "hostfile") {
         if (value.empty())
             return UserError{"--hostfile needs a file name"};

@@ -29,9 +29,15 @@ struct StepmapOptions {
     std::optional<std::string> hostfile; // a path, read as the user in srun
     std::optional<std::string> mapBy;
     bool overbook = false;
+    bool loopNodesFirst = false;
+    std::optional<std::string> nodesSort;
+    std::optional<std::string> tpp;
     bool displayMap = false;
 
-    bool any() const { return host || hostfile || mapBy || overbook || displayMap; }
+    bool any() const {
+        return host || hostfile || mapBy || overbook || loopNodesFirst || nodesSort || tpp ||
+               displayMap;
+    }
 };
 
 // Values by option name, command line first, then the forwarded ones.

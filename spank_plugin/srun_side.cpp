@@ -4,8 +4,10 @@
 #include "host_list.hpp"
 #include "job_map.hpp"
 #include "map_policy.hpp"
+#include "parastation_placement.hpp"
 #include "planner.hpp"
 #include "plugin_log.hpp"
+#include "psi_environment.hpp"
 #include "srun_command_line.hpp"
 #include "wire/secret.hpp"
 
@@ -13,13 +15,14 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -63,6 +66,73 @@ Expected<std::string> readHostfile(const std::string &path) {
     return ss.str();
 }
 
+// The PSI_* variables (and OMP_NUM_THREADS) that are set.
+EnvironmentValues psiEnvironment() {
+    EnvironmentValues values;
+    for (const std::string &name : environmentNamesRead()) {
+        if (const char *value = std::getenv(name.c_str()))
+            values[name] = value;
+    }
+    return values;
+}
+
+// PSI_HOSTFILE, read with the user's rights (srun runs as the user); the
+// error is the reason alone.
+Expected<std::string> readUserFile(const std::string &path) {
+    std::ifstream in(path);
+    if (!in)
+        return UserError{std::strerror(errno)};
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct NodeTableFree {
+    void operator()(node_info_msg_t *table) const { slurm_free_node_info_msg(table); }
+};
+using NodeTable = std::unique_ptr<node_info_msg_t, NodeTableFree>;
+
+// Slurm's node table: one RPC to slurmctld.
+Expected<NodeTable> loadNodeTable() {
+    node_info_msg_t *nodes = nullptr;
+    if (slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS || !nodes)
+        return UserError{std::string("cannot read Slurm's node table: ") +
+                         slurm_strerror(slurm_get_errno())};
+    return NodeTable(nodes);
+}
+
+// --nodes-sort's figures for the allocated nodes: Slurm's CPUTot, its
+// 1-minute CPULoad (Slurm keeps no 5- or 15-minute load) and AllocCPUs less
+// this job's own CPUs there (`ownAllocation`: srun runs inside the job), so
+// that PROC counts what other jobs hold.
+std::vector<NodeFigures> nodeFigures(const node_info_msg_t &table, const Allocation &alloc,
+                                     bool ownAllocation) {
+    std::map<std::string, int, std::less<>> ownCpus;
+    for (const AllocatedNode &node : alloc.nodes)
+        ownCpus[node.name] = ownAllocation ? node.slots : 0;
+    std::vector<NodeFigures> figures;
+    for (uint32_t i = 0; i < table.record_count; ++i) {
+        const node_info_t &n = table.node_array[i];
+        if (!n.name)
+            continue;
+        const auto own = ownCpus.find(std::string_view(n.name));
+        if (own == ownCpus.end())
+            continue;
+        uint16_t allocated = 0;
+        if (slurm_get_select_nodeinfo(n.select_nodeinfo, SELECT_NODEDATA_SUBCNT,
+                                      NODE_STATE_ALLOCATED, &allocated) != SLURM_SUCCESS)
+            allocated = 0;
+        NodeFigures f;
+        f.name = n.name;
+        f.hardwareThreads = n.cpus;
+        f.assignedThreads = std::max(0, static_cast<int>(allocated) - own->second);
+        if (n.cpu_load != NO_VAL)
+            f.load1 = n.cpu_load / 100.0;
+        figures.push_back(std::move(f));
+    }
+    return figures;
+}
+
 } // namespace
 
 void SrunSide::refuse(const std::string &message) {
@@ -77,8 +147,14 @@ int SrunSide::init(spank_t) {
     auto cmd = scanSrunCommandLine(readOwnCommandLine(), optionArity());
     auto forwarded = forwardedOptions();
     options_ = mergeOptions(cmd.stepmapOptions, forwarded);
-    if (!options_.any())
+    const EnvironmentValues environment = psiEnvironment();
+    const auto psiVariable = firstPsiVariable(environment);
+    if (!options_.any() && !psiVariable)
         return 0; // srun behaves exactly as without the plugin
+    // What engaged stepmap, for the refusals below.
+    const std::string engaged =
+        options_.any() ? "stepmap's placement options"
+                       : "stepmap's placement (" + *psiVariable + " is set in the environment)";
     active_ = true;
     planned_ = forwarded;
     for (auto &[k, v] : cmd.stepmapOptions)
@@ -86,15 +162,13 @@ int SrunSide::init(spank_t) {
     ntasks_ = cmd.ntasks;
 
     if (cmd.mpi && *cmd.mpi != "none")
-        refuse("--mpi=" + *cmd.mpi +
-               " conflicts with stepmap's placement options: stepmap serves PMIx to this step "
-               "itself. Remove --mpi (or use --mpi=none).");
+        refuse("--mpi=" + *cmd.mpi + " conflicts with " + engaged +
+               ": stepmap serves PMIx to this step itself. Remove --mpi (or use --mpi=none).");
     if (!cmd.layoutOptions.empty())
-        refuse(cmd.layoutOptions.front() +
-               " cannot be combined with stepmap's placement options, which decide the layout; "
-               "choose nodes with --host or --hostfile instead.");
+        refuse(cmd.layoutOptions.front() + " cannot be combined with " + engaged +
+               ", which decides the layout; choose nodes with --host or --hostfile instead.");
 
-    auto planned = plan();
+    auto planned = plan(environment);
     if (!planned)
         refuse(planned.error().message);
 
@@ -127,6 +201,10 @@ int SrunSide::init(spank_t) {
     setenv("SLURM_KILL_BAD_EXIT", "1", 0);
     if (plan_.oversubscribed)
         setenv("SLURM_OVERCOMMIT", "1", 1);
+    // --tpp / PSI_TPP: each task gets its hardware threads from Slurm too.
+    if (request_.parastation.threadsPerProcess > 1)
+        setenv("SLURM_CPUS_PER_TASK",
+               std::to_string(request_.parastation.threadsPerProcess).c_str(), 1);
     std::string encoded = encodePlan(plan_);
     // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN).
     if (encoded.size() + sizeof "STEPMAP_PLAN=" > 128 * 1024)
@@ -137,7 +215,9 @@ int SrunSide::init(spank_t) {
 
     if (options_.displayMap) {
         auto job = env("SLURM_JOB_ID");
-        std::string map = formatJobMap(plan_, jobMapHeader(request_, job ? *job : "N/A"));
+        JobMapHeader header = jobMapHeader(request_, job ? *job : "N/A");
+        describeParaStationMapping(header, request_);
+        std::string map = formatJobMap(plan_, header);
         std::fwrite(map.data(), 1, map.size(), stderr);
         std::fflush(stderr);
     }
@@ -148,11 +228,13 @@ int SrunSide::init(spank_t) {
     return 0;
 }
 
-Expected<bool> SrunSide::plan() {
+Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
     auto nodeList = env("SLURM_JOB_NODELIST");
     auto cpus = env("SLURM_JOB_CPUS_PER_NODE");
+    const bool ownAllocation = nodeList && cpus;
+    NodeTable table; // Slurm's node table, loaded only when needed
     Allocation alloc;
-    if (nodeList && cpus) {
+    if (ownAllocation) {
         auto a = allocationFromSlurm(*nodeList, *cpus);
         if (!a)
             return UserError{"cannot read the job's allocation: " + a.error().message};
@@ -160,10 +242,11 @@ Expected<bool> SrunSide::plan() {
     } else {
         // srun makes its own allocation: plan over the partition's usable
         // nodes; the host file then asks Slurm for exactly the planned ones.
-        node_info_msg_t *nodes = nullptr;
-        if (slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS || !nodes)
-            return UserError{std::string("cannot read Slurm's node table: ") +
-                             slurm_strerror(slurm_get_errno())};
+        auto loaded = loadNodeTable();
+        if (!loaded)
+            return loaded.error();
+        table = std::move(loaded.value());
+        const node_info_msg_t *nodes = table.get();
         for (uint32_t i = 0; i < nodes->record_count; ++i) {
             const node_info_t &n = nodes->node_array[i];
             if (!n.name)
@@ -174,7 +257,6 @@ Expected<bool> SrunSide::plan() {
                 continue;
             alloc.nodes.push_back({n.name, static_cast<int>(n.cpus)});
         }
-        slurm_free_node_info_msg(nodes);
         if (alloc.nodes.empty())
             return UserError{"Slurm reports no usable nodes to place the step on"};
     }
@@ -207,7 +289,24 @@ Expected<bool> SrunSide::plan() {
             return UserError{"--map-by " + *options_.mapBy + ": " + m.error().message};
         req.map = m.value();
     }
-    req.overbook = options_.overbook;
+    // --overbook, --loop-nodes-first, --nodes-sort, --tpp and their PSI_*
+    // equivalents (options win).
+    auto notes = applyParaStationEnvironment(options_, environment, readUserFile, req);
+    if (!notes)
+        return notes.error();
+    for (const std::string &note : notes.value())
+        logVerbose(note);
+    // Sorting by load or processes needs Slurm's node table; nothing else
+    // does, so only then does srun ask slurmctld.
+    if (needsNodeFigures(req.parastation.nodesSort)) {
+        if (!table) {
+            auto loaded = loadNodeTable();
+            if (!loaded)
+                return loaded.error();
+            table = std::move(loaded.value());
+        }
+        req.parastation.figures = nodeFigures(*table, alloc, ownAllocation);
+    }
     auto p = makePlan(alloc, req);
     if (!p)
         return p.error();

@@ -6,6 +6,7 @@
 
 #include "launch_plan.hpp"
 #include "options.hpp"
+#include "psi_environment.hpp"
 #include "rendezvous_hub.hpp"
 #include "site_config.hpp"
 
@@ -33,7 +34,7 @@ public:
 
 private:
     [[noreturn]] void refuse(const std::string &message);
-    Expected<bool> plan();
+    Expected<bool> plan(const EnvironmentValues &environment);
 
     SiteConfig site_;
     bool active_ = false;
