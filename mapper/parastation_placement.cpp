@@ -55,7 +55,9 @@ std::optional<UserError> checkRequest(const PlanRequest &request) {
                          " hardware threads per process"};
 
     const std::string setting = engagingSetting(request);
-    if (request.map.by != MapBy::Slot) {
+    // --map-by slot, or no policy (whatever MapPolicy calls "not given").
+    const bool defaultPolicy = request.map.by == MapBy::Slot || request.map.by == MapPolicy{}.by;
+    if (!defaultPolicy) {
         const std::string policy =
             request.map.by == MapBy::Node ? "--map-by node" : "--map-by (other than slot)";
         if (ps.loopNodesFirst)
@@ -72,6 +74,16 @@ std::optional<UserError> checkRequest(const PlanRequest &request) {
                          "round robin), or " +
                          withdraw(settingName(setting)) + " to place with mpirun's policy."};
     }
+    MapPolicy plain; // the policy without modifiers other than (NO)OVERSUBSCRIBE
+    plain.by = request.map.by;
+    plain.oversubscribe = request.map.oversubscribe;
+    if (request.map != plain)
+        return UserError{"--map-by modifiers other than :OVERSUBSCRIBE and :NOOVERSUBSCRIBE "
+                         "cannot be combined with " +
+                         setting +
+                         ": ParaStation placement decides the placement itself. Drop "
+                         "the modifiers, or " +
+                         withdraw(settingName(setting)) + " to place with mpirun's policy."};
     if (request.map.oversubscribe == true && !request.overbook)
         return UserError{"--map-by :OVERSUBSCRIBE cannot be combined with " + setting +
                          ": ParaStation placement runs more processes than CPUs only with "
