@@ -1,19 +1,26 @@
 #pragma once
 
 // The nodes Slurm gave the job (or step), in Slurm's order, with the CPUs
-// Slurm allocated on each as its slot count.
+// Slurm allocated on each as its slot count and, optionally, the node's
+// hardware (restricted to the job's CPUs there). Many nodes share one model.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "expected.hpp"
+#include "node_model.hpp"
 
 namespace stepmap {
 
 struct AllocatedNode {
     std::string name;
     int slots = 0; // CPUs Slurm allocated on the node, at least 1
+    // The node's PUs the job holds, grouped as the hardware groups them.
+    // Unset: the planner knows nothing of the node's hardware and can
+    // place by slot, node and sequence only, without binding.
+    std::shared_ptr<const NodeModel> model;
 
     bool operator==(const AllocatedNode &) const = default;
 };

@@ -1,5 +1,7 @@
 #include "launch_plan.hpp"
 
+#include <algorithm>
+
 namespace stepmap {
 
 std::vector<std::uint32_t> LaunchPlan::ranksOn(std::uint32_t node) const {
@@ -9,6 +11,24 @@ std::vector<std::uint32_t> LaunchPlan::ranksOn(std::uint32_t node) const {
             result.push_back(static_cast<std::uint32_t>(rank));
     }
     return result;
+}
+
+const CpuBinding *LaunchPlan::bindingOf(std::uint32_t rank) const {
+    const std::uint32_t index = ranks[rank].binding;
+    return index == kUnbound ? nullptr : &bindings[index];
+}
+
+std::string_view LaunchPlan::devicesOf(std::uint32_t rank) const {
+    if (rank >= rankDevices.size() || rankDevices[rank] == kUnbound)
+        return {};
+    return deviceSets[rankDevices[rank]];
+}
+
+std::uint32_t LaunchPlan::appCount() const {
+    std::uint32_t count = ranks.empty() ? 0 : 1;
+    for (const RankPlacement &rank : ranks)
+        count = std::max(count, rank.app + 1);
+    return count;
 }
 
 void assignLocalRanks(LaunchPlan &plan) {

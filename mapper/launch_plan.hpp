@@ -24,10 +24,24 @@ struct PlannedNode {
     bool operator==(const PlannedNode &) const = default;
 };
 
+inline constexpr std::uint32_t kUnbound = 0xffffffffu;
+
+// A CPU set a rank is bound to: the same PUs as hwloc logical indices (over
+// the whole machine, what job maps and users speak) and as OS indices (what
+// sched_setaffinity and cgroups take), each ascending.
+struct CpuBinding {
+    std::vector<std::uint32_t> logical;
+    std::vector<std::uint32_t> os;
+
+    bool operator==(const CpuBinding &) const = default;
+};
+
 struct RankPlacement {
-    std::uint32_t node = 0;      // index into LaunchPlan::nodes
-    std::uint32_t localRank = 0; // index among the node's ranks, in rank order
-    std::uint32_t nodeRank = 0;  // the same as localRank (one app per job)
+    std::uint32_t node = 0;           // index into LaunchPlan::nodes
+    std::uint32_t localRank = 0;      // index among the node's ranks, in rank order
+    std::uint32_t nodeRank = 0;       // the same as localRank (one job per node per step)
+    std::uint32_t app = 0;            // application context (MPMD), 0-based
+    std::uint32_t binding = kUnbound; // index into LaunchPlan::bindings
 
     bool operator==(const RankPlacement &) const = default;
 };
@@ -39,15 +53,33 @@ struct LaunchPlan {
     std::vector<RankPlacement> ranks; // indexed by rank
     // Some node runs more ranks than its slots or its Slurm CPUs.
     bool oversubscribed = false;
+    // The distinct CPU sets ranks are bound to (RankPlacement::binding);
+    // a few per node shape for regular layouts.
+    std::vector<CpuBinding> bindings;
+    // Devices given to ranks (--map-by device=): the distinct device lists
+    // ("cuda0,cuda1"), and per rank an index into them or kUnbound. Empty
+    // unless mapping by device.
+    std::vector<std::string> deviceSets;
+    std::vector<std::uint32_t> rankDevices;
 
     // The ranks placed on `node`, ascending. O(ranks).
     std::vector<std::uint32_t> ranksOn(std::uint32_t node) const;
+    // The CPUs `rank` is bound to, or nullptr when it is not bound.
+    const CpuBinding *bindingOf(std::uint32_t rank) const;
+    // The devices given to `rank` ("cuda0,cuda1"), or "" for none.
+    std::string_view devicesOf(std::uint32_t rank) const;
+    // Number of application contexts (the largest app index + 1).
+    std::uint32_t appCount() const;
 
     bool operator==(const LaunchPlan &) const = default;
 };
 
-// Compact ASCII, no spaces or newlines, for an environment variable:
+// Compact ASCII, no spaces or newlines, for an environment variable.
+// Plans with one application and no bindings or devices keep the first form:
 //   SM1;<nodes>;<slots>;<max_slots>;<oversubscribed>;<ranks>
+// others add three (or five) fields:
+//   SM2;<nodes>;<slots>;<max_slots>;<oversubscribed>;<ranks>;<apps>;
+//       <cpusets>;<bindings>[;<devicesets>;<devices>]
 // <nodes>: node names, hostlist-compressed ("n[1-4]").
 // <slots>: one count per node, runs written "value*repeat" ("2*3,4").
 // <max_slots>: likewise, '-' for none ("-*4").
@@ -56,6 +88,13 @@ struct LaunchPlan {
 //   "F[-L][*P][xR]": R times (default 1) over nodes F..L (default F), P
 //   consecutive ranks (default 1) on each. Slot mapping 4 nodes x 2:
 //   "0-3*2"; node mapping 4 nodes, 8 ranks: "0-3x2".
+// <apps>: the application of each rank, the same block form ("0*2,1*3").
+// <cpusets>: the distinct CPU sets, '/'-separated, each "LOGICAL[@OS]" as
+//   index lists ("0-3,8"); "@OS" only when the OS indices differ.
+// <bindings>: per rank 0 (unbound) or 1 + its CPU set's position, as blocks
+//   (map-by core on 64-core nodes: "1-64x16384").
+// <devicesets>: the distinct device lists, '/'-separated ("cuda0/cuda1");
+// <devices>: per rank 0 or 1 + its device list's position, as blocks.
 // localRank and nodeRank are not encoded; decodePlan recomputes them. Node
 // names must be valid host names (isValidHostName), as makePlan's are.
 // The length grows with the number of blocks: tens of bytes when slot counts
@@ -67,8 +106,9 @@ std::string encodePlan(const LaunchPlan &plan);
 
 // Strict inverse of encodePlan: any malformed, inconsistent or oversized
 // input (more than kMaxRanks ranks, node indices out of range, duplicate
-// node names, counts not matching the nodes, no nodes, no ranks) is an
-// error starting with "invalid stepmap plan".
+// node names, counts not matching the nodes, no nodes, no ranks, per-rank
+// fields of the wrong length, set indices out of range) is an error
+// starting with "invalid stepmap plan".
 Expected<LaunchPlan> decodePlan(std::string_view text);
 
 // Fills localRank and nodeRank from each rank's node. O(nodes + ranks).

@@ -6,8 +6,6 @@
 
 namespace stepmap::detail {
 
-namespace {
-
 // Splits `remaining` procs over nodes that can take at most headroom[i]
 // more, as evenly as possible: every node gets min(headroom, L) for the
 // largest level L that does not overshoot, and the rest go one each to the
@@ -46,8 +44,6 @@ std::vector<std::int64_t> evenShares(const std::vector<std::int64_t> &headroom,
     }
     return shares;
 }
-
-} // namespace
 
 Expected<RankNodes> mapBySlot(const std::vector<NodeSlots> &nodes, int np, bool oversubscribe) {
     const std::int64_t total = totalSlots(nodes);

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "hostlist.hpp"
+#include "node_model.hpp"
 #include "parse_number.hpp"
 #include "rank_blocks.hpp"
 
@@ -15,7 +16,9 @@ namespace stepmap {
 namespace {
 
 constexpr std::string_view kVersion = "SM1";
+constexpr std::string_view kVersion2 = "SM2";
 constexpr std::size_t kFieldCount = 6;
+constexpr std::size_t kMaxFields = 11;
 constexpr std::size_t kExcerpt = 64;
 
 // Runs of equal values as "value*repeat", a missing value as "-".
@@ -100,39 +103,130 @@ std::string encodePlan(const LaunchPlan &plan) {
         slots.emplace_back(node.slots);
         maxSlots.push_back(node.maxSlots);
     }
-    std::vector<std::uint32_t> rankNodes;
-    rankNodes.reserve(plan.ranks.size());
+    std::vector<std::uint32_t> values;
+    values.reserve(plan.ranks.size());
     for (const RankPlacement &rank : plan.ranks)
-        rankNodes.push_back(rank.node);
+        values.push_back(rank.node);
 
-    std::string out(kVersion);
+    bool manyApps = false;
+    bool bound = false;
+    for (const RankPlacement &rank : plan.ranks) {
+        manyApps = manyApps || rank.app != 0;
+        bound = bound || rank.binding != kUnbound;
+    }
+    const bool devices = !plan.rankDevices.empty();
+    const bool extended = manyApps || bound || devices;
+
+    std::string out(extended ? kVersion2 : kVersion);
     out += ';' + compressHostlist(names);
     out += ';' + formatCounts(slots);
     out += ';' + formatCounts(maxSlots);
     out += plan.oversubscribed ? ";1;" : ";0;";
-    out += detail::formatBlocks(detail::blocksFromNodes(rankNodes));
+    out += detail::formatBlocks(detail::blocksFromNodes(values));
+    if (!extended)
+        return out;
+
+    values.clear();
+    for (const RankPlacement &rank : plan.ranks)
+        values.push_back(rank.app);
+    out += ';' + detail::formatBlocks(detail::blocksFromNodes(values));
+    out += ';';
+    for (std::size_t i = 0; i < plan.bindings.size(); ++i) {
+        if (i > 0)
+            out += '/';
+        out += formatIdList(plan.bindings[i].logical);
+        if (plan.bindings[i].os != plan.bindings[i].logical)
+            out += '@' + formatIdList(plan.bindings[i].os);
+    }
+    values.clear();
+    for (const RankPlacement &rank : plan.ranks)
+        values.push_back(rank.binding == kUnbound ? 0 : rank.binding + 1);
+    out += ';' + detail::formatBlocks(detail::blocksFromNodes(values));
+    if (devices) {
+        out += ';';
+        for (std::size_t i = 0; i < plan.deviceSets.size(); ++i) {
+            if (i > 0)
+                out += '/';
+            out += plan.deviceSets[i];
+        }
+        values.clear();
+        for (std::uint32_t device : plan.rankDevices)
+            values.push_back(device == kUnbound ? 0 : device + 1);
+        out += ';' + detail::formatBlocks(detail::blocksFromNodes(values));
+    }
     return out;
 }
 
+namespace {
+
+// Splits at '/' (nothing for an empty text).
+std::vector<std::string_view> splitSlashes(std::string_view text) {
+    std::vector<std::string_view> parts;
+    if (text.empty())
+        return parts;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t slash = text.find('/', pos);
+        parts.push_back(text.substr(pos, slash == std::string_view::npos ? std::string_view::npos
+                                                                         : slash - pos));
+        if (slash == std::string_view::npos)
+            return parts;
+        pos = slash + 1;
+    }
+}
+
+// Per-rank values as blocks: exactly `ranks` values below `bound`.
+Expected<std::vector<std::uint32_t>> perRank(std::string_view text, std::size_t ranks,
+                                             std::size_t bound, std::string_view what) {
+    if (bound > std::numeric_limits<std::uint32_t>::max())
+        return invalid(std::string(what) + ": too many values");
+    auto values = detail::nodesFromBlocks(text, static_cast<std::uint32_t>(bound), kMaxRanks);
+    if (!values)
+        return invalid(std::string(what) + ": " + values.error().message);
+    if (values->size() != ranks)
+        return invalid(std::string(what) + " give " + std::to_string(values->size()) +
+                       " values for " + std::to_string(ranks) + " ranks");
+    return values;
+}
+
+bool validDeviceName(std::string_view name) {
+    if (name.empty())
+        return false;
+    for (char c : name) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' || c == ':' ||
+                        c == ',';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
 Expected<LaunchPlan> decodePlan(std::string_view text) {
-    std::array<std::string_view, kFieldCount> fields;
+    std::array<std::string_view, kMaxFields> fields;
     std::size_t count = 0;
     std::size_t pos = 0;
     while (true) {
         const std::size_t semicolon = text.find(';', pos);
-        if (count == kFieldCount)
-            return invalid("expected " + std::to_string(kFieldCount) + " fields separated by ';'");
+        if (count == kMaxFields)
+            return invalid("too many fields separated by ';'");
         fields[count++] = text.substr(
             pos, semicolon == std::string_view::npos ? std::string_view::npos : semicolon - pos);
         if (semicolon == std::string_view::npos)
             break;
         pos = semicolon + 1;
     }
-    if (fields[0] != kVersion)
-        return invalid("it does not start with the version tag " + std::string(kVersion) +
-                       " (got '" + excerpt(fields[0]) + "')");
-    if (count != kFieldCount)
+    const bool extended = fields[0] == kVersion2;
+    if (fields[0] != kVersion && !extended)
+        return invalid("it does not start with the version tag " + std::string(kVersion) + " or " +
+                       std::string(kVersion2) + " (got '" + excerpt(fields[0]) + "')");
+    if (!extended && count != kFieldCount)
         return invalid("expected " + std::to_string(kFieldCount) + " fields separated by ';'");
+    if (extended && count != kFieldCount + 3 && count != kFieldCount + 5)
+        return invalid("expected " + std::to_string(kFieldCount + 3) + " or " +
+                       std::to_string(kFieldCount + 5) + " fields separated by ';'");
 
     auto names = expandHostlist(fields[1]);
     if (!names)
@@ -166,6 +260,42 @@ Expected<LaunchPlan> decodePlan(std::string_view text) {
     for (std::uint32_t node : rankNodes.value())
         plan.ranks.push_back(RankPlacement{node, 0, 0});
     plan.oversubscribed = fields[4] == "1";
+
+    if (extended) {
+        const std::size_t ranks = plan.ranks.size();
+        auto apps = perRank(fields[6], ranks, ranks, "application indices");
+        if (!apps)
+            return apps.error();
+        for (const std::string_view entry : splitSlashes(fields[7])) {
+            const std::size_t at = entry.find('@');
+            auto logical = parseCpuIdList(entry.substr(0, at));
+            auto os = at == std::string_view::npos ? logical : parseCpuIdList(entry.substr(at + 1));
+            if (!logical || !os || logical->empty() || os->size() != logical->size())
+                return invalid("CPU set '" + excerpt(entry) +
+                               "' is not LOGICAL[@OS] with as many OS as logical indices");
+            plan.bindings.push_back(CpuBinding{std::move(logical.value()), std::move(os.value())});
+        }
+        auto bindings = perRank(fields[8], ranks, plan.bindings.size() + 1, "bindings");
+        if (!bindings)
+            return bindings.error();
+        for (std::size_t r = 0; r < ranks; ++r) {
+            plan.ranks[r].app = (*apps)[r];
+            plan.ranks[r].binding = (*bindings)[r] == 0 ? kUnbound : (*bindings)[r] - 1;
+        }
+        if (count == kFieldCount + 5) {
+            for (const std::string_view entry : splitSlashes(fields[9])) {
+                if (!validDeviceName(entry))
+                    return invalid("device list '" + excerpt(entry) + "' is not a list of names");
+                plan.deviceSets.emplace_back(entry);
+            }
+            auto devices = perRank(fields[10], ranks, plan.deviceSets.size() + 1, "devices");
+            if (!devices)
+                return devices.error();
+            plan.rankDevices.reserve(ranks);
+            for (std::uint32_t device : devices.value())
+                plan.rankDevices.push_back(device == 0 ? kUnbound : device - 1);
+        }
+    }
     assignLocalRanks(plan);
     return plan;
 }

@@ -4,13 +4,28 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "expected.hpp"
 #include "host_list.hpp"
 #include "map_policy.hpp"
 #include "parastation_request.hpp"
+#include "rankfile.hpp"
 
 namespace stepmap {
+
+// One application context of an MPMD line ("-n 2 a : -n 3 b"), with the
+// directives given for it alone. Unset fields fall back to the job's.
+struct AppRequest {
+    std::optional<int> np;                              // unset: the slots of the nodes (as mpirun)
+    std::optional<MapPolicy> map;                       // its own --map-by
+    std::optional<RankBy> rank;                         // its own --rank-by
+    std::optional<BindPolicy> bind;                     // its own --bind-to
+    std::optional<std::vector<SequenceEntry>> sequence; // --map-by seq:FILE= of this app
+    std::optional<Rankfile> rankfile;                   // --map-by rankfile:FILE= of this app
+
+    bool operator==(const AppRequest &) const = default;
+};
 
 struct PlanRequest {
     std::optional<int> np;            // -n; unset: the sum of the final nodes' slots
@@ -18,6 +33,16 @@ struct PlanRequest {
     std::optional<HostSpec> hostfile; // --hostfile, parsed
     MapPolicy map;                    // --map-by
     bool overbook = false;            // --overbook (ParaStation)
+    std::optional<RankBy> rank;       // --rank-by
+    std::optional<BindPolicy> bind;   // --bind-to
+    // MPMD: one entry per application context, in command-line order (np
+    // above is then unused). Empty: one application of np processes.
+    std::vector<AppRequest> apps;
+    // --map-by seq: the hosts in rank order (parseSequenceFile of the
+    // FILE= or hostfile text). Empty: --host's order, each host repeated by
+    // its count.
+    std::vector<SequenceEntry> sequence;
+    std::optional<Rankfile> rankfile; // --map-by rankfile: parseRankfile of the file
     // --loop-nodes-first, --nodes-sort, --tpp, PSI_* (parastation_request.hpp)
     ParaStationRequest parastation;
 

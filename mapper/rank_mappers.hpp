@@ -21,6 +21,13 @@ using RankNodes = std::vector<std::uint32_t>;
 // divide, no node passing its max_slots.
 Expected<RankNodes> mapBySlot(const std::vector<NodeSlots> &nodes, int np, bool oversubscribe);
 
+// Splits `remaining` procs over nodes that can take at most headroom[i]
+// more, as evenly as possible; the first nodes take one more when it does
+// not divide (PRRTE's byslot second pass, bounded). Requires
+// sum(headroom) >= remaining. O(n log remaining).
+std::vector<std::int64_t> evenShares(const std::vector<std::int64_t> &headroom,
+                                     std::int64_t remaining);
+
 // --map-by node: one proc per node per round, skipping nodes whose slots
 // are used up; past the slots (only with oversubscribe) the rounds go on
 // over the nodes below their max_slots.

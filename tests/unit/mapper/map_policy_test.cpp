@@ -14,23 +14,103 @@ struct PolicyCase {
     MapPolicy expected;
 };
 
+MapPolicy policy(MapBy by, std::optional<bool> oversubscribe = std::nullopt) {
+    MapPolicy result;
+    result.by = by;
+    result.oversubscribe = oversubscribe;
+    return result;
+}
+
 TEST(ParseMapBy, ParsesSlotNodeAndOversubscription) {
     const std::vector<PolicyCase> cases = {
-        {"slot", {MapBy::Slot, std::nullopt}},
-        {"node", {MapBy::Node, std::nullopt}},
-        {"SLOT", {MapBy::Slot, std::nullopt}},
-        {"Node", {MapBy::Node, std::nullopt}},
-        {"node:OVERSUBSCRIBE", {MapBy::Node, true}},
-        {"slot:oversubscribe", {MapBy::Slot, true}},
-        {":OVERSUBSCRIBE", {MapBy::Slot, true}},
-        {":NOOVERSUBSCRIBE", {MapBy::Slot, false}},
-        {"node:NoOverSubscribe", {MapBy::Node, false}},
-        {"slot:OVERSUBSCRIBE:OVERSUBSCRIBE", {MapBy::Slot, true}},
+        {"slot", policy(MapBy::Slot)},
+        {"node", policy(MapBy::Node)},
+        {"SLOT", policy(MapBy::Slot)},
+        {"Node", policy(MapBy::Node)},
+        {"node:OVERSUBSCRIBE", policy(MapBy::Node, true)},
+        {"slot:oversubscribe", policy(MapBy::Slot, true)},
+        // A modifier alone names no policy: the planner's default applies.
+        {":OVERSUBSCRIBE", policy(MapBy::Default, true)},
+        {":NOOVERSUBSCRIBE", policy(MapBy::Default, false)},
+        {"node:NoOverSubscribe", policy(MapBy::Node, false)},
+        {"slot:OVERSUBSCRIBE:OVERSUBSCRIBE", policy(MapBy::Slot, true)},
     };
     for (const PolicyCase &c : cases) {
-        const auto policy = parseMapBy(c.value);
-        ASSERT_TRUE(policy.ok()) << c.value << ": " << policy.error().message;
-        EXPECT_EQ(policy.value(), c.expected) << c.value;
+        const auto parsed = parseMapBy(c.value);
+        ASSERT_TRUE(parsed.ok()) << c.value << ": " << parsed.error().message;
+        EXPECT_EQ(parsed.value(), c.expected) << c.value;
+    }
+}
+
+TEST(ParseMapBy, ParsesObjectLevelsAndPatterns) {
+    const auto with = [](MapBy by, auto change) {
+        MapPolicy result = policy(by);
+        change(result);
+        return result;
+    };
+    const auto none = [](MapPolicy &) {};
+    const std::vector<PolicyCase> cases = {
+        {"core", policy(MapBy::Core)},
+        {"hwthread", with(MapBy::Hwthread, [](MapPolicy &p) { p.hwtcpus = true; })},
+        {"l1cache", policy(MapBy::L1Cache)},
+        {"L2Cache", policy(MapBy::L2Cache)},
+        {"l3cache", policy(MapBy::L3Cache)},
+        {"numa", policy(MapBy::Numa)},
+        {"package", policy(MapBy::Package)},
+        {"socket", policy(MapBy::Package)},
+        {"seq", policy(MapBy::Seq)},
+        {"rankfile:FILE=my.rf", with(MapBy::Rankfile, [](MapPolicy &p) { p.file = "my.rf"; })},
+        {"ppr:2:package", with(MapBy::Ppr,
+                               [](MapPolicy &p) {
+                                   p.pprCount = 2;
+                                   p.pprObject = MapBy::Package;
+                                   p.pprText = "2:package";
+                               })},
+        {"ppr:1:node:OVERSUBSCRIBE", with(MapBy::Ppr,
+                                          [](MapPolicy &p) {
+                                              p.pprCount = 1;
+                                              p.pprObject = MapBy::Node;
+                                              p.pprText = "1:node";
+                                              p.oversubscribe = true;
+                                          })},
+        {"ppr:2:device=gpu", with(MapBy::Ppr,
+                                  [](MapPolicy &p) {
+                                      p.pprCount = 2;
+                                      p.pprObject = MapBy::Device;
+                                      p.pprText = "2:device=gpu";
+                                      p.device = "gpu";
+                                  })},
+        {"pe-list=0-1,4", with(MapBy::PeList, [](MapPolicy &p) { p.peList = "0-1,4"; })},
+        {"device=gpu:NDEV=2:SHARED", with(MapBy::Device,
+                                          [](MapPolicy &p) {
+                                              p.device = "gpu";
+                                              p.ndev = 2;
+                                              p.shared = true;
+                                          })},
+        {"device=gpu:INTERLEAVE", with(MapBy::Device,
+                                       [](MapPolicy &p) {
+                                           p.device = "gpu";
+                                           p.interleave = "package";
+                                       })},
+        {"package:PE=4:SPAN:HWTCPUS", with(MapBy::Package,
+                                           [](MapPolicy &p) {
+                                               p.pe = 4;
+                                               p.span = true;
+                                               p.hwtcpus = true;
+                                           })},
+        {"core:CORECPUS:ORDERED:DISPLAY", with(MapBy::Core,
+                                               [](MapPolicy &p) {
+                                                   p.hwtcpus = false;
+                                                   p.ordered = true;
+                                                   p.display = true;
+                                               })},
+        {":PE=2", with(MapBy::Default, [](MapPolicy &p) { p.pe = 2; })},
+        {"numa", with(MapBy::Numa, none)},
+    };
+    for (const PolicyCase &c : cases) {
+        const auto parsed = parseMapBy(c.value);
+        ASSERT_TRUE(parsed.ok()) << c.value << ": " << parsed.error().message;
+        EXPECT_EQ(parsed.value(), c.expected) << c.value;
     }
 }
 
@@ -40,48 +120,97 @@ struct ErrorCase {
 };
 
 TEST(ParseMapBy, RejectsUnknownAndUnsupportedValues) {
+    const std::string accepted =
+        "(accepted: slot, node, seq, rankfile, hwthread, core, l1cache, l2cache, l3cache, numa, "
+        "package, ppr:N:OBJECT, pe-list=LIST, device=CLASS, each optionally followed by "
+        ":MODIFIERS)";
+    const std::string modifiers =
+        "(accepted: OVERSUBSCRIBE, NOOVERSUBSCRIBE, SPAN, PE=n, HWTCPUS, CORECPUS, ORDERED, "
+        "DISPLAY, FILE=path, NDEV=n, SHARED, INTERLEAVE[=level])";
     const std::vector<ErrorCase> cases = {
-        {"", "--map-by: empty value (accepted: slot, node, optionally followed by "
-             ":OVERSUBSCRIBE or :NOOVERSUBSCRIBE)"},
-        {"nodes", "--map-by 'nodes': unknown mapping policy 'nodes' (accepted: slot, node, "
-                  "optionally followed by :OVERSUBSCRIBE or :NOOVERSUBSCRIBE)"},
-        {"Slots:OVERSUBSCRIBE", "--map-by 'Slots:OVERSUBSCRIBE': unknown mapping policy 'Slots' "
-                                "(accepted: slot, node, optionally followed by :OVERSUBSCRIBE "
-                                "or :NOOVERSUBSCRIBE)"},
-        {"core", "--map-by 'core': mapping by core is not supported yet (supported: slot, node)"},
-        {"Socket", "--map-by 'Socket': mapping by socket is not supported yet (supported: slot, "
-                   "node)"},
-        {"package:PE=2", "--map-by 'package:PE=2': mapping by package is not supported yet "
-                         "(supported: slot, node)"},
-        {"numa", "--map-by 'numa': mapping by numa is not supported yet (supported: slot, node)"},
-        {"l3cache", "--map-by 'l3cache': mapping by l3cache is not supported yet (supported: "
-                    "slot, node)"},
-        {"hwthread", "--map-by 'hwthread': mapping by hwthread is not supported yet (supported: "
-                     "slot, node)"},
-        {"ppr:2:package", "--map-by 'ppr:2:package': mapping by ppr:2:package is not supported "
-                          "yet (supported: slot, node)"},
-        {"seq", "--map-by 'seq': mapping by seq is not supported yet (supported: slot, node)"},
-        {"rankfile", "--map-by 'rankfile': mapping by rankfile is not supported yet (supported: "
-                     "slot, node)"},
-        {"pe-list=0-1", "--map-by 'pe-list=0-1': mapping by pe-list=0-1 is not supported yet "
-                        "(supported: slot, node)"},
-        {"node:SPAN", "--map-by 'node:SPAN': modifier 'SPAN' is not supported yet (supported: "
-                      "OVERSUBSCRIBE, NOOVERSUBSCRIBE)"},
-        {"slot:PE=2", "--map-by 'slot:PE=2': modifier 'PE=2' is not supported yet (supported: "
-                      "OVERSUBSCRIBE, NOOVERSUBSCRIBE)"},
-        {"slot:OVERSUB", "--map-by 'slot:OVERSUB': unknown modifier 'OVERSUB' (accepted: "
-                         "OVERSUBSCRIBE, NOOVERSUBSCRIBE)"},
-        {"slot:", "--map-by 'slot:': unknown modifier '' (accepted: OVERSUBSCRIBE, "
-                  "NOOVERSUBSCRIBE)"},
+        {"", "--map-by: empty value " + accepted},
+        {"nodes", "--map-by 'nodes': unknown mapping policy 'nodes' " + accepted},
+        {"Slots:OVERSUBSCRIBE",
+         "--map-by 'Slots:OVERSUBSCRIBE': unknown mapping policy 'Slots' " + accepted},
+        {"board", "--map-by 'board': mapping by board is not supported: PRRTE (Open MPI 5) "
+                  "dropped it; use package, numa or device=CLASS"},
+        {"ppr:2", "--map-by 'ppr:2': ppr needs a pattern ppr:N:OBJECT, e.g. ppr:2:package "
+                  "(objects: node, hwthread, core, l1cache, l2cache, l3cache, numa, package, "
+                  "device=CLASS)"},
+        {"ppr:x:core", "--map-by 'ppr:x:core': the ppr count 'x' is not a positive number "
+                       "(write ppr:N:OBJECT, e.g. ppr:2:package)"},
+        {"ppr:2:board", "--map-by 'ppr:2:board': unknown ppr object 'board' (accepted: node, "
+                        "hwthread, core, l1cache, l2cache, l3cache, numa, package, "
+                        "device=CLASS)"},
+        {"pe-list=a", "--map-by 'pe-list=a': pe-list 'a' is not a list of CPU ids and ranges "
+                      "(e.g. pe-list=0-3,6)"},
+        {"pe-list=3-1", "--map-by 'pe-list=3-1': pe-list '3-1' is not a list of CPU ids and "
+                        "ranges (e.g. pe-list=0-3,6)"},
+        {"device=", "--map-by 'device=': device= needs a device class or name (e.g. "
+                    "device=gpu)"},
+        {"slot:PE=0", "--map-by 'slot:PE=0': modifier 'PE=0' needs PE=n with n a positive "
+                      "number"},
+        {"slot:PE", "--map-by 'slot:PE': modifier 'PE' needs PE=n with n a positive number"},
+        {"slot:SPAN=1", "--map-by 'slot:SPAN=1': modifier 'SPAN=1' takes no value (write SPAN)"},
+        {"slot:NDEV=2", "--map-by 'slot:NDEV=2': NDEV describes how devices are handed out, so "
+                        "it needs --map-by device=CLASS (e.g. device=gpu)"},
+        {"core:HWTCPUS:CORECPUS",
+         "--map-by 'core:HWTCPUS:CORECPUS': HWTCPUS and CORECPUS contradict each other; give one "
+         "of them"},
+        {"core:INHERIT", "--map-by 'core:INHERIT': modifier 'INHERIT' is not supported by "
+                         "stepmap: it applies to jobs spawned by a running job, which srun does "
+                         "not start"},
+        {"core:NOLOCAL", "--map-by 'core:NOLOCAL': modifier 'NOLOCAL' is not supported by "
+                         "stepmap: under Slurm every allocated node is a compute node; use "
+                         "--host '!^NODE' to leave one out"},
+        {"slot:OVERSUB", "--map-by 'slot:OVERSUB': unknown modifier 'OVERSUB' " + modifiers},
+        {"slot:", "--map-by 'slot:': unknown modifier '' " + modifiers},
         {":OVERSUBSCRIBE:NOOVERSUBSCRIBE",
          "--map-by ':OVERSUBSCRIBE:NOOVERSUBSCRIBE': OVERSUBSCRIBE and NOOVERSUBSCRIBE "
          "contradict each other; give one of them"},
     };
     for (const ErrorCase &c : cases) {
-        const auto policy = parseMapBy(c.value);
-        ASSERT_FALSE(policy.ok()) << c.value;
-        EXPECT_EQ(policy.error().message, c.message);
+        const auto parsed = parseMapBy(c.value);
+        ASSERT_FALSE(parsed.ok()) << c.value;
+        EXPECT_EQ(parsed.error().message, c.message);
     }
+}
+
+TEST(ParseRankBy, ParsesPrrtesFourAndRefusesObjects) {
+    EXPECT_EQ(parseRankBy("slot").value(), RankBy::Slot);
+    EXPECT_EQ(parseRankBy("NODE").value(), RankBy::Node);
+    EXPECT_EQ(parseRankBy("fill").value(), RankBy::Fill);
+    EXPECT_EQ(parseRankBy("Span").value(), RankBy::Span);
+    EXPECT_EQ(parseRankBy("core").error().message,
+              "--rank-by 'core': ranking by an object level is not supported: Open MPI 5 (PRRTE) "
+              "ranks by slot, node, fill or span. To number the processes object by object, map "
+              "by that object and rank by fill (e.g. --map-by core --rank-by fill)");
+    EXPECT_EQ(parseRankBy("bogus").error().message,
+              "--rank-by 'bogus': unknown ranking policy (accepted: slot, node, fill, span)");
+}
+
+TEST(ParseBindTo, ParsesLevelsAndQualifiers) {
+    EXPECT_EQ(parseBindTo("core").value(), (BindPolicy{BindTo::Core}));
+    EXPECT_EQ(parseBindTo("none").value(), (BindPolicy{BindTo::None}));
+    EXPECT_EQ(parseBindTo("socket").value(), (BindPolicy{BindTo::Package}));
+    EXPECT_EQ(parseBindTo("numa:if-supported").value(), (BindPolicy{BindTo::Numa, true}));
+    EXPECT_EQ(parseBindTo("core:overload-allowed").value(),
+              (BindPolicy{BindTo::Core, false, true}));
+    EXPECT_EQ(parseBindTo(":overload-allowed").value(), (BindPolicy{BindTo::Default, false, true}));
+    EXPECT_EQ(parseBindTo("hwthread:no-overload:report:limit=2").value(),
+              (BindPolicy{BindTo::Hwthread, false, false, true, 2}));
+    EXPECT_EQ(parseBindTo("cores").error().message,
+              "--bind-to 'cores': unknown binding policy 'cores' (accepted: none, hwthread, core, "
+              "l1cache, l2cache, l3cache, numa, package, optionally followed by :if-supported, "
+              ":overload-allowed, :no-overload, :report, :limit=n)");
+    EXPECT_EQ(parseBindTo("core:limit=0").error().message,
+              "--bind-to 'core:limit=0': 'limit=0' needs limit=n with n from 1 to 65535");
+    EXPECT_EQ(parseBindTo("core:overload-allowed:no-overload").error().message,
+              "--bind-to 'core:overload-allowed:no-overload': overload-allowed and no-overload "
+              "contradict each other; give one of them");
+    EXPECT_EQ(parseBindTo("core:strict").error().message,
+              "--bind-to 'core:strict': unknown qualifier 'strict' (accepted: if-supported, "
+              "overload-allowed, no-overload, report, limit=n)");
 }
 
 } // namespace

@@ -107,9 +107,10 @@ TEST(DecodePlan, RejectsMalformedInput) {
     const std::string p = "invalid stepmap plan: ";
     const std::string notBlock = " is not F[-L][*P][xR]";
     const std::vector<DecodeError> cases = {
-        {"", p + "it does not start with the version tag SM1 (got '')"},
-        {"SM2;n1;1;-;0;0", p + "it does not start with the version tag SM1 (got 'SM2')"},
-        {"sm1;n1;1;-;0;0", p + "it does not start with the version tag SM1 (got 'sm1')"},
+        {"", p + "it does not start with the version tag SM1 or SM2 (got '')"},
+        {"SM3;n1;1;-;0;0", p + "it does not start with the version tag SM1 or SM2 (got 'SM3')"},
+        {"SM2;n1;1;-;0;0", p + "expected 9 or 11 fields separated by ';'"},
+        {"sm1;n1;1;-;0;0", p + "it does not start with the version tag SM1 or SM2 (got 'sm1')"},
         {"SM1;n1;1;-;0", p + "expected 6 fields separated by ';'"},
         {"SM1;n1;1;-;0;0;", p + "expected 6 fields separated by ';'"},
         {"SM1", p + "expected 6 fields separated by ';'"},

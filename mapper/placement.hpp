@@ -1,0 +1,240 @@
+#pragma once
+
+// Internal to the mapper: the placement engine behind makePlan. It follows
+// PRRTE's rmaps (Open MPI 5's mpirun) rule by rule - per-node slot and CPU
+// accounting that carries from one application context to the next, the
+// round-robin, object, ppr, pe-list, sequential and rankfile mappers, the
+// binder that takes one CPU per process out of the node's available set,
+// and the four rankers - but as a value computation: every mutable thing
+// lives in this object, created per call and thrown away.
+//
+// Where stepmap deliberately differs from PRRTE, the function says so
+// (mapper/README.md lists them).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "allocation.hpp"
+#include "expected.hpp"
+#include "launch_plan.hpp"
+#include "map_policy.hpp"
+#include "node_filter.hpp"
+#include "plan_request.hpp"
+#include "pu_bits.hpp"
+
+namespace stepmap::detail {
+
+// PRRTE's three policy words, as values: the policy and the directives that
+// travel with it. Kept whole because what mpirun prints (and whether it
+// prints one line per application) compares them whole.
+struct MappingWord {
+    MapBy policy = MapBy::Default;
+    bool noOversubscribe = false;
+    bool subscribeGiven = false;
+    bool span = false;
+    bool ordered = false;
+    bool given = false;
+
+    bool operator==(const MappingWord &) const = default;
+};
+
+struct RankingWord {
+    std::optional<RankBy> policy; // unset with byUser: ranked by the file
+    bool byUser = false;
+    bool given = false;
+
+    bool operator==(const RankingWord &) const = default;
+};
+
+struct BindingWord {
+    BindTo policy = BindTo::Default;
+    bool ifSupported = false;
+    bool overloadAllowed = false;
+    bool overloadGiven = false;
+    bool given = false; // set by the user (or forced by PE=n), not derived
+
+    bool operator==(const BindingWord &) const = default;
+};
+
+std::string formatMapping(const MappingWord &word);
+std::string formatRanking(const RankingWord &word);
+std::string formatBinding(const BindingWord &word);
+
+// The resolved options one mapper call works with (PRRTE's
+// prte_rmaps_options_t). Copied per application in per-app dispatch.
+struct MapOptions {
+    int app = -1; // -1: every application (whole-job dispatch)
+    MapBy map = MapBy::Slot;
+    std::optional<HwLevel> mapLevel; // the objects mapped over (object, ppr)
+    bool mapNode = false;            // ppr:N:node
+    bool mapDevice = false;          // device= / ppr:N:device=
+    int mapDepth = 1;                // PRRTE's depth scale: 1 none .. 8 hwthread
+    bool span = false;
+    bool ordered = false;
+    bool userRanked = false;
+    bool oversubscribe = false;
+    bool useHwthreads = false;
+    int cpusPerRank = 1;
+    int pprn = 0;
+    int limit = 0;
+    RankBy rank = RankBy::Slot;
+    BindTo bind = BindTo::None;
+    bool overload = false;
+    std::string cpuset;      // pe-list, consumed as processes are bound
+    std::string peListGiven; // pe-list as given
+    std::string device;      // device class or name
+    int ndev = 1;
+    bool shared = false;
+    std::string interleave;
+    std::uint32_t nprocs = 0;    // scratch, as in PRRTE
+    std::uint32_t startRank = 0; // first rank of this application
+    BindingWord appBind;         // the application's own --bind-to
+    bool appBindGiven = false;
+    bool ranksInPlacementOrder = false; // stepmap: slot/slot and node/node rank as placed
+    bool overbook = false;              // --overbook (ParaStation)
+    bool sequenceShared = false;        // the job's sequence, continued across apps
+    const std::vector<SequenceEntry> *sequence = nullptr;
+    const Rankfile *rankfile = nullptr;
+    bool rankfileGlobal = false; // job-level rankfile: entries are job ranks
+};
+
+// A node while mapping (PRRTE's prte_node_t, for this job only).
+struct NodeState {
+    std::uint32_t allocIndex = 0;
+    std::string_view name;
+    const NodeModel *model = nullptr;
+    int cpus = 0;     // Slurm's CPUs
+    int slots = 0;    // PRRTE's node->slots
+    int slotsMax = 0; // 0: none
+    int slotsInuse = 0;
+    int slotsAvailable = 0;
+    std::uint32_t numProcs = 0;
+    bool inList = false; // in the filtered node list (a mapping target)
+    bool mapped = false; // in the job map
+    std::uint32_t mapOrder = 0;
+    PuBits available; // CPUs no process was bound to yet
+    PuBits jobcache;  // available as the current application found it
+    bool jobcacheFull = true;
+    std::vector<std::vector<std::uint32_t>> objectProcs; // binding LIMIT counters, by level
+};
+
+struct Proc {
+    std::uint32_t node = 0;
+    std::uint32_t app = 0;
+    std::uint32_t obj = kNoIndex; // the object it was mapped to (mapLevel)
+    std::uint32_t binding = kUnbound;
+    std::uint32_t rank = kNoIndex;
+};
+
+// What the planner needs for the report and the plan.
+struct EngineResult {
+    std::vector<Proc> procs;
+    std::vector<CpuBinding> bindings;
+    std::vector<std::string> deviceSets;
+    std::vector<std::uint32_t> procDevices; // per proc, empty unless by device
+    std::vector<std::uint32_t> mapOrder;    // node indices in job-map order
+    bool oversubscribed = false;
+};
+
+class Engine {
+public:
+    Engine(const Allocation &allocation, const std::vector<NodeSlots> &list);
+
+    // The nodes, indexed like Allocation::nodes.
+    std::vector<NodeState> &nodes() { return nodes_; }
+    bool allModeled() const { return allModeled_; }
+
+    // Job-level binding word; mappers reset it to NONE on oversubscription
+    // as PRRTE does.
+    BindingWord jobBinding;
+    MappingWord jobMapping;
+    bool noOversubscribe = true;
+
+    // One mapper call for application `app` (np processes).
+    std::optional<UserError> mapApp(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    // Numbers application `app`'s processes from options.startRank on.
+    std::optional<UserError> rankApp(std::uint32_t app, std::uint32_t np,
+                                     const MapOptions &options);
+
+    EngineResult take();
+    std::size_t mappedCount() const { return procs_.size(); }
+
+private:
+    // prte_rmaps_base_get_target_nodes: the list for one application,
+    // its slots; refreshes each node's availability snapshot.
+    Expected<std::vector<std::uint32_t>> targetNodes(std::uint32_t &numSlots, bool keepAll);
+    bool checkAvail(std::uint32_t node, std::vector<std::uint32_t> *list, std::uint32_t obj,
+                    MapOptions &options);
+    std::optional<UserError> setupProc(std::uint32_t app, std::uint32_t node, std::uint32_t obj,
+                                       MapOptions &options);
+    // PRRTE's check_oversubscribed: 0 fine, 1 node full, error.
+    Expected<int> checkOversubscribed(std::uint32_t node, const MapOptions &options);
+    // CPUs (cores, or PUs with hwthreads) free on the node, inside object
+    // `obj` of `level` when given, counting at most to stopAt.
+    std::uint32_t ncpus(std::uint32_t node, std::optional<HwLevel> level, std::uint32_t obj,
+                        const MapOptions &options, std::uint32_t stopAt = kNoBit);
+    void computeJobCpuset(std::uint32_t node, const MapOptions &options);
+
+    std::optional<UserError> bindProc(Proc &proc, MapOptions &options);
+    std::optional<UserError> bindGeneric(Proc &proc, MapOptions &options);
+    std::optional<UserError> bindMultiple(Proc &proc, MapOptions &options);
+    std::optional<UserError> bindToCpuset(Proc &proc, MapOptions &options);
+    std::uint32_t internObject(std::uint32_t node, HwLevel level, std::uint32_t obj,
+                               const MapOptions &options);
+    std::uint32_t internBits(const NodeModel &model, const PuBits &bits);
+
+    std::optional<UserError> mapBySlot(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapByNode(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapByCpu(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapByObject(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapPpr(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapSeq(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapRankfile(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapOverbook(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapByDevice(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    void unbindForOversubscription(MapOptions &options);
+    std::optional<UserError> placeSequence(std::uint32_t app,
+                                           const std::vector<std::uint32_t> &nodeOfProc,
+                                           MapOptions &options);
+
+    void addToMap(std::uint32_t node);
+    bool topologyKnown(std::uint32_t node) const { return nodes_[node].model != nullptr; }
+
+    const Allocation &allocation_;
+    const std::vector<NodeSlots> &list_;
+    std::vector<NodeState> nodes_;
+    bool allModeled_ = true;
+    std::vector<Proc> procs_;
+    std::vector<std::uint32_t> mapOrder_;
+    bool oversubscribed_ = false;
+    std::vector<std::uint32_t> procDevices_;
+    std::vector<std::string> deviceSets_;
+    std::size_t sequenceCursor_ = 0;
+
+    // Per-node scratch of the mapper call in progress (PRRTE's
+    // options->target / job_cpuset).
+    PuBits target_;
+    bool targetSet_ = false;
+    PuBits jobCpuset_;
+    bool jobCpusetSet_ = false;
+    PuBits scratch_;
+
+    // Distinct CPU sets, by content, and a per-model cache for whole
+    // objects of a node the application found untouched.
+    std::vector<CpuBinding> bindings_;
+    std::unordered_map<std::string, std::uint32_t> bindingIndex_;
+    std::unordered_map<const NodeModel *, std::vector<std::vector<std::uint32_t>>> objectBinding_;
+};
+
+// PRRTE's numbering of levels for "bind above map" (1 none .. 8 hwthread).
+int depthOf(BindTo to);
+int depthOf(MapBy by);
+std::optional<HwLevel> levelOf(MapBy by);
+std::optional<HwLevel> levelOf(BindTo to);
+
+} // namespace stepmap::detail
