@@ -201,9 +201,11 @@ int SrunSide::init(spank_t) {
     setenv("SLURM_KILL_BAD_EXIT", "1", 0);
     if (plan_.oversubscribed)
         setenv("SLURM_OVERCOMMIT", "1", 1);
-    // --tpp / PSI_TPP: each task gets its hardware threads from Slurm too.
+    // --tpp / PSI_TPP: each task gets its hardware threads from Slurm too
+    // (srun's -c; since 22.05 srun reads SRUN_CPUS_PER_TASK, not
+    // SLURM_CPUS_PER_TASK).
     if (request_.parastation.threadsPerProcess > 1)
-        setenv("SLURM_CPUS_PER_TASK",
+        setenv("SRUN_CPUS_PER_TASK",
                std::to_string(request_.parastation.threadsPerProcess).c_str(), 1);
     std::string encoded = encodePlan(plan_);
     // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN).

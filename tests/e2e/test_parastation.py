@@ -1,0 +1,227 @@
+"""ParaStation placement end to end on the real 4-node cluster (n1..n4, 2
+CPUs each): --loop-nodes-first, --overbook with it, --tpp, --nodes-sort and
+the PSI_* environment as lower-precedence equivalents (seed 004,
+shared/notes/parastation.md)."""
+
+import os
+import re
+import tempfile
+import time
+import unittest
+
+import cluster
+from cluster import hello_ranks, leftovers, srun, run_as_user, MPI_HELLO
+
+
+def write_user_file(text):
+    fd, path = tempfile.mkstemp(prefix="stepmap-test-", dir="/tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+    return path
+
+
+# Task-level facts without MPI: rank, node, CPUs the task may run on, and
+# Slurm's CPUs per task as the task sees it.
+TASK_FACTS = ("echo task $SLURM_PROCID node $SLURMD_NODENAME cpus $(nproc) "
+              "cpt ${SLURM_CPUS_PER_TASK:-unset}")
+
+
+def task_facts(stdout):
+    facts = {}
+    for line in stdout.splitlines():
+        m = re.match(r"^task (\d+) node (\S+) cpus (\d+) cpt (\S+)$", line)
+        if m:
+            facts[int(m.group(1))] = (m.group(2), int(m.group(3)), m.group(4))
+    return facts
+
+
+class ParaStationTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cluster.start_cluster()
+
+    def tearDown(self):
+        self.assertEqual(leftovers(), [], "a step left processes or files behind")
+
+    def assertRanksOn(self, result, expected_nodes):
+        self.assertEqual(result.returncode, 0, result.stderr)
+        ranks = hello_ranks(result.stdout)
+        n = len(expected_nodes)
+        self.assertEqual(sorted(ranks), list(range(n)), result.stdout + result.stderr)
+        got = [ranks[r][0] for r in range(n)]
+        self.assertEqual(got, expected_nodes)
+        for r in range(n):
+            self.assertEqual(ranks[r][1], n, f"rank {r} size")
+            self.assertEqual(ranks[r][3], n * (n - 1) // 2, f"rank {r} allreduce")
+            self.assertTrue(ranks[r][2].startswith("stepmap."), ranks[r][2])
+
+    def assertRefused(self, result, *needles):
+        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(hello_ranks(result.stdout), {}, "a task started")
+        for needle in needles:
+            self.assertIn(needle, result.stderr)
+
+    # -------------------------------------------------------- the options
+
+    def test_loop_nodes_first(self):
+        r = srun("--loop-nodes-first", "-n", "6", MPI_HELLO)
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
+
+    def test_loop_nodes_first_too_few_cpus_is_refused(self):
+        r = srun("--loop-nodes-first", "-n", "10", MPI_HELLO)
+        self.assertRefused(r, "not enough slots", "the selected nodes have 8 slots",
+                           "--overbook (PSI_OVERBOOK)")
+
+    def test_overbook_with_loop_nodes_first_walks_cyclically(self):
+        # notes/parastation.md: n1 ranks 0,4,8; n2 1,5,9; n3 2,6; n4 3,7.
+        r = srun("--overbook", "--loop-nodes-first", "-n", "10", MPI_HELLO)
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4"] * 2 + ["n1", "n2"])
+
+    def test_loop_nodes_first_with_map_by_node_is_refused(self):
+        r = srun("--loop-nodes-first", "--map-by", "node", "-n", "4", MPI_HELLO)
+        self.assertRefused(r, "--loop-nodes-first cannot be combined with --map-by node")
+
+    def test_tpp_gives_each_rank_two_cpus_of_one_node(self):
+        r = srun("--tpp=2", "-n", "4", "sh", "-c", TASK_FACTS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        facts = task_facts(r.stdout)
+        self.assertEqual(facts, {0: ("n1", 2, "2"), 1: ("n2", 2, "2"),
+                                 2: ("n3", 2, "2"), 3: ("n4", 2, "2")}, r.stdout)
+
+    def test_tpp_places_mpi_ranks_one_per_node(self):
+        r = srun("--tpp", "2", MPI_HELLO)  # np defaults to the room: 4
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4"])
+
+    def test_tpp_beyond_the_room_is_refused(self):
+        r = srun("--tpp=2", "-n", "5", MPI_HELLO)
+        self.assertRefused(r, "with --tpp=2 (2 hardware threads per process) the selected "
+                              "nodes have room for 4 procs")
+
+    def test_nodes_sort_proc_avoids_a_busy_node(self):
+        # n1 fully taken by another job: PROC rates it 2/2, the idle nodes 0,
+        # so srun's own allocation goes to n2 and n3 instead of waiting.
+        busy = run_as_user(["sbatch", "--parsable", "-o", "/dev/null", "-w", "n1", "-n", "2",
+                            "--wrap", "sleep 120"])
+        self.assertEqual(busy.returncode, 0, busy.stderr)
+        job = busy.stdout.strip().split(";")[0]
+        try:
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                state = run_as_user(["squeue", "-h", "-j", job, "-o", "%T"]).stdout.strip()
+                if state == "RUNNING":
+                    break
+                time.sleep(0.5)
+            self.assertEqual(state, "RUNNING")
+            r = srun("--nodes-sort=PROC", "-n", "4", MPI_HELLO, timeout=60)
+            self.assertRanksOn(r, ["n2", "n2", "n3", "n3"])
+        finally:
+            run_as_user(["scancel", job])
+            deadline = time.time() + 30
+            while time.time() < deadline and run_as_user(
+                    ["squeue", "-h", "-j", job]).stdout.strip():
+                time.sleep(0.5)
+
+    def test_nodes_sort_none_keeps_the_order(self):
+        r = srun("--nodes-sort=none", "-n", "3", MPI_HELLO)
+        self.assertRanksOn(r, ["n1", "n1", "n2"])
+
+    # ---------------------------------------------------- the environment
+
+    def test_psi_overbook(self):
+        r = srun("-n", "10", MPI_HELLO, extra_env={"PSI_OVERBOOK": "0"})
+        self.assertRanksOn(r, ["n1"] * 4 + ["n2"] * 2 + ["n3"] * 2 + ["n4"] * 2)
+
+    def test_psi_loop_nodes_first_and_overbook(self):
+        r = srun("-n", "10", MPI_HELLO,
+                 extra_env={"PSI_OVERBOOK": "", "PSI_LOOP_NODES_FIRST": "0"})
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4"] * 2 + ["n1", "n2"])
+
+    def test_psi_hosts(self):
+        r = srun("-n", "3", MPI_HELLO, extra_env={"PSI_HOSTS": "n3 n2"})
+        self.assertRanksOn(r, ["n3", "n3", "n2"])
+
+    def test_psi_nodes(self):
+        r = srun("-n", "3", MPI_HELLO, extra_env={"PSI_NODES": "3,1"})
+        self.assertRanksOn(r, ["n4", "n4", "n2"])
+
+    def test_psi_nodes_index_the_job_allocation(self):
+        # Inside salloc the indices count the job's nodes: 2 is n4, 0 is n2.
+        r = run_as_user(["salloc", "-w", "n2,n3,n4", "-n", "6", "srun", "-n", "3", MPI_HELLO],
+                        extra_env={"PSI_NODES": "2,0"})
+        self.assertRanksOn(r, ["n4", "n4", "n2"])
+
+    def test_psi_nodes_wins_over_psi_hosts(self):
+        r = srun("-n", "2", MPI_HELLO, extra_env={"PSI_NODES": "1", "PSI_HOSTS": "n4"})
+        self.assertRanksOn(r, ["n2", "n2"])
+
+    def test_psi_hostfile_counts_lines(self):
+        path = write_user_file("# two on n2, one on n3\nn2\nn3\nn2\n")
+        try:
+            r = srun(MPI_HELLO, extra_env={"PSI_HOSTFILE": path})
+            self.assertRanksOn(r, ["n2", "n2", "n3"])
+        finally:
+            os.unlink(path)
+
+    def test_psi_loop_nodes_first_over_psi_hosts(self):
+        r = srun("-n", "4", MPI_HELLO,
+                 extra_env={"PSI_LOOP_NODES_FIRST": "", "PSI_HOSTS": "n4 n2"})
+        self.assertRanksOn(r, ["n4", "n2", "n4", "n2"])
+
+    def test_psi_tpp(self):
+        r = srun("sh", "-c", TASK_FACTS, extra_env={"PSI_TPP": "2", "PSI_HOSTS": "n3 n4"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(task_facts(r.stdout), {0: ("n3", 2, "2"), 1: ("n4", 2, "2")},
+                         r.stdout)
+
+    # ------------------------------------------ options over the environment
+
+    def test_host_option_wins_over_psi_hosts(self):
+        r = srun("--host", "n1", "-n", "2", MPI_HELLO, extra_env={"PSI_HOSTS": "n4"})
+        self.assertRanksOn(r, ["n1", "n1"])
+
+    def test_tpp_option_wins_over_psi_tpp(self):
+        # With PSI_TPP=2 the nodes would hold 4 ranks; --tpp=1 gives 8.
+        r = srun("--tpp=1", "-n", "8", MPI_HELLO, extra_env={"PSI_TPP": "2"})
+        self.assertRanksOn(r, ["n1", "n1", "n2", "n2", "n3", "n3", "n4", "n4"])
+
+    def test_nodes_sort_option_wins_over_bad_psi_nodes_sort(self):
+        r = srun("--nodes-sort=NONE", "-n", "2", MPI_HELLO,
+                 extra_env={"PSI_NODES_SORT": "bogus"})
+        self.assertRanksOn(r, ["n1", "n1"])
+
+    # ------------------------------------------------------------ refusals
+
+    def test_bad_psi_nodes_sort_is_refused_before_anything_starts(self):
+        r = srun("-v", "-n", "2", MPI_HELLO, extra_env={"PSI_NODES_SORT": "busy"})
+        self.assertRefused(r, "PSI_NODES_SORT 'busy': unknown sort criterion (accepted, in "
+                              "any case: PROC, LOAD, LOAD_1, LOAD_5, LOAD_15, PROC+LOAD, NONE)")
+        # Refused in slurm_spank_init: srun asked Slurm for nothing.
+        self.assertNotIn("Granted job allocation", r.stderr)
+        self.assertNotIn("launching", r.stderr)
+
+    def test_psi_nodes_sort_load_5_is_refused(self):
+        r = srun("-n", "2", MPI_HELLO, extra_env={"PSI_NODES_SORT": "LOAD_5"})
+        self.assertRefused(r, "PSI_NODES_SORT=LOAD_5: the 5-minute load average of node n1 "
+                              "is not known")
+
+    def test_psi_hosts_outside_the_allocation_is_refused(self):
+        r = run_as_user(["salloc", "-w", "n1,n2", "-n", "4", "srun", "-n", "2", MPI_HELLO],
+                        extra_env={"PSI_HOSTS": "n1 n3"})
+        self.assertRefused(r, "not included in the current allocation", "n3",
+                           "using the PSI_HOSTS specification")
+
+    def test_psi_variable_with_layout_option_is_refused(self):
+        r = srun("-N", "2", "-n", "2", MPI_HELLO, extra_env={"PSI_OVERBOOK": "1"})
+        self.assertRefused(r, "-N cannot be combined with stepmap's placement (PSI_OVERBOOK "
+                              "is set in the environment)")
+
+    def test_omp_num_threads_alone_leaves_srun_untouched(self):
+        r = srun("-n", "2", "-N", "2", "env", extra_env={"OMP_NUM_THREADS": "2"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("STEPMAP_PLAN", r.stdout)
+
+
+if __name__ == "__main__":
+    cluster.require_root()
+    unittest.main(verbosity=2)
