@@ -36,6 +36,18 @@ std::string engagingSetting(const PlanRequest &request) {
     return ps.sources.overbook;
 }
 
+// An mpirun word as written on the command line: "BYCORE" -> "core".
+std::string lowerWord(std::string_view word) {
+    if (word.rfind("BY", 0) == 0)
+        word.remove_prefix(2);
+    std::string out(word);
+    for (char &c : out) {
+        if (c >= 'A' && c <= 'Z')
+            c = static_cast<char>(c - 'A' + 'a');
+    }
+    return out;
+}
+
 // The bare name of a setting ("PSI_TPP" of "PSI_TPP=2").
 std::string settingName(const std::string &setting) {
     return setting.substr(0, setting.find('='));
@@ -58,8 +70,7 @@ std::optional<UserError> checkRequest(const PlanRequest &request) {
     // --map-by slot, or no policy (whatever MapPolicy calls "not given").
     const bool defaultPolicy = request.map.by == MapBy::Slot || request.map.by == MapPolicy{}.by;
     if (!defaultPolicy) {
-        const std::string policy =
-            request.map.by == MapBy::Node ? "--map-by node" : "--map-by (other than slot)";
+        const std::string policy = "--map-by " + lowerWord(mapByWord(request.map.by));
         if (ps.loopNodesFirst)
             return UserError{setting + " cannot be combined with " + policy + ": " + setting +
                              " is ParaStation's round robin (one process per node per pass) and "
@@ -84,6 +95,27 @@ std::optional<UserError> checkRequest(const PlanRequest &request) {
                          ": ParaStation placement decides the placement itself. Drop "
                          "the modifiers, or " +
                          withdraw(settingName(setting)) + " to place with mpirun's policy."};
+    if (!request.apps.empty())
+        return UserError{"several application contexts (MPMD) cannot be combined with " + setting +
+                         ": ParaStation placement places one application. Run one "
+                         "application, or " +
+                         withdraw(settingName(setting)) + " to place with mpirun's policies."};
+    if (request.rank)
+        return UserError{"--rank-by " + lowerWord(rankByWord(*request.rank)) +
+                         " cannot be combined with " + setting +
+                         ": ParaStation placement numbers the ranks in placement order. Drop "
+                         "--rank-by, or " +
+                         withdraw(settingName(setting)) + " to place with mpirun's policies."};
+    if (request.bind && request.bind->to != BindTo::None)
+        return UserError{"--bind-to " +
+                         (request.bind->to == BindTo::Default
+                              ? std::string("qualifiers")
+                              : lowerWord(bindToWord(request.bind->to))) +
+                         " cannot be combined with " + setting +
+                         ": ParaStation placement does not bind ranks; each runs in the step's "
+                         "CPUs on its node (with --tpp=N Slurm gives every rank N of them). "
+                         "Use --bind-to none, drop --bind-to, or " +
+                         withdraw(settingName(setting)) + " to place with mpirun's policies."};
     if (request.map.oversubscribe == true && !request.overbook)
         return UserError{"--map-by :OVERSUBSCRIBE cannot be combined with " + setting +
                          ": ParaStation placement runs more processes than CPUs only with "

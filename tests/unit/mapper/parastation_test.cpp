@@ -673,6 +673,54 @@ TEST(ParaStationPlacement, RefusesContradictions) {
     for (const PlaceCase &c : cases)
         check(c);
 
+    const std::vector<PlaceCase> mpirunPolicies = {
+        {"--tpp=2 --map-by core",
+         kFourByTwo,
+         {.map = mapBy("core"), .parastation = tpp(2)},
+         {},
+         "--tpp=2 cannot be combined with --map-by core: ParaStation placement fills each "
+         "node in turn (round robin with --loop-nodes-first) and decides the placement itself. "
+         "Drop --map-by (use --loop-nodes-first for round robin), or drop --tpp to place with "
+         "mpirun's policy."},
+        {"--loop-nodes-first --map-by :PE=2",
+         kFourByTwo,
+         {.map = mapBy(":PE=2"), .parastation = loop()},
+         {},
+         "--map-by modifiers other than :OVERSUBSCRIBE and :NOOVERSUBSCRIBE cannot be combined "
+         "with --loop-nodes-first: ParaStation placement decides the placement itself. Drop "
+         "the modifiers, or drop --loop-nodes-first to place with mpirun's policy."},
+        {"--loop-nodes-first --rank-by node",
+         kFourByTwo,
+         {.rank = parseRankBy("node").value(), .parastation = loop()},
+         {},
+         "--rank-by node cannot be combined with --loop-nodes-first: ParaStation placement "
+         "numbers the ranks in placement order. Drop --rank-by, or drop --loop-nodes-first to "
+         "place with mpirun's policies."},
+        {"PSI_TPP=2 --bind-to core",
+         kFourByTwo,
+         {.bind = parseBindTo("core").value(), .parastation = tpp(2, "PSI_TPP")},
+         {},
+         "--bind-to core cannot be combined with PSI_TPP=2: ParaStation placement does not "
+         "bind ranks; each runs in the step's CPUs on its node (with --tpp=N Slurm gives every "
+         "rank N of them). Use --bind-to none, drop --bind-to, or unset PSI_TPP to place with "
+         "mpirun's policies."},
+        {"--tpp=2 --bind-to none",
+         kFourByTwo,
+         {.bind = parseBindTo("none").value(), .parastation = tpp(2)},
+         {"n1", "n2", "n3", "n4"},
+         ""},
+        {"PSI_HOSTS with MPMD",
+         kFourByTwo,
+         {.apps = {AppRequest{.np = 1}, AppRequest{.np = 1}},
+          .parastation = pool(parsePsiHosts("n1"))},
+         {},
+         "several application contexts (MPMD) cannot be combined with PSI_HOSTS: ParaStation "
+         "placement places one application. Run one application, or unset PSI_HOSTS to place "
+         "with mpirun's policies."},
+    };
+    for (const PlaceCase &c : mpirunPolicies)
+        check(c);
+
     // Redundant but consistent: accepted.
     const auto both = makePlan(
         kFourByTwo,
