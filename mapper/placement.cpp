@@ -265,8 +265,23 @@ void Engine::computeJobCpuset(std::uint32_t index, const MapOptions &options) {
         jobCpuset_.set(pu);
 }
 
-std::uint32_t Engine::ncpus(std::uint32_t index, std::optional<HwLevel> level, std::uint32_t obj,
-                            const MapOptions &options, std::uint32_t stopAt) {
+std::optional<std::pair<std::uint32_t, std::uint32_t>>
+Engine::objectRange(std::uint32_t index, std::uint32_t obj, const MapOptions &options) const {
+    if (obj == kNoIndex)
+        return std::nullopt;
+    if (options.mapDevice) {
+        if (deviceGroupsNode_ != index || obj >= deviceGroups_.size())
+            return std::nullopt;
+        return std::pair{deviceGroups_[obj].firstPu, deviceGroups_[obj].puCount};
+    }
+    if (!options.mapLevel || nodes_[index].model == nullptr)
+        return std::nullopt;
+    const HwObject &object = nodes_[index].model->objects(*options.mapLevel)[obj];
+    return std::pair{object.firstPu, object.puCount};
+}
+
+std::uint32_t Engine::ncpus(std::uint32_t index, std::uint32_t obj, const MapOptions &options,
+                            std::uint32_t stopAt) {
     const NodeState &node = nodes_[index];
     if (node.model == nullptr)
         return 0;
@@ -275,10 +290,9 @@ std::uint32_t Engine::ncpus(std::uint32_t index, std::optional<HwLevel> level, s
         scratch_.andWith(jobCpuset_);
     std::uint32_t first = 0;
     std::uint32_t count = node.model->puCount();
-    if (level && obj != kNoIndex) {
-        const HwObject &object = node.model->objects(*level)[obj];
-        first = object.firstPu;
-        count = object.puCount;
+    if (const auto range = objectRange(index, obj, options)) {
+        first = range->first;
+        count = range->second;
     }
     return countCpus(*node.model, scratch_, first, count, options.useHwthreads, stopAt);
 }
@@ -308,13 +322,11 @@ bool Engine::checkAvail(std::uint32_t index, std::vector<std::uint32_t> *list, s
             needed = static_cast<std::uint32_t>(options.pprn) * perRank;
         else if (!options.overload && options.nprocs < kNoBit / perRank)
             needed = options.nprocs * perRank;
-        const std::uint32_t cpus = ncpus(index, level, obj, options, needed);
+        const std::uint32_t cpus = ncpus(index, obj, options, needed);
         // ncpus left scratch_ = available (and job cpuset); narrow to obj.
         target_ = scratch_;
-        if (level) {
-            const HwObject &object = node.model->objects(*level)[obj];
-            target_.keepRange(object.firstPu, object.puCount);
-        }
+        if (const auto range = objectRange(index, obj, options))
+            target_.keepRange(range->first, range->second);
         targetSet_ = true;
         const std::uint32_t fits = cpus / static_cast<std::uint32_t>(options.cpusPerRank);
         if (options.pprn > 0) {
@@ -437,10 +449,8 @@ std::optional<UserError> Engine::bindGeneric(Proc &proc, MapOptions &options) {
         return UserError{"internal error: binding without a target set"};
     // baseset = target limited to the object the process was mapped to.
     PuBits base = target_;
-    if (options.mapLevel && proc.obj != kNoIndex && !options.mapDevice) {
-        const HwObject &mapped = model.objects(*options.mapLevel)[proc.obj];
-        base.keepRange(mapped.firstPu, mapped.puCount);
-    }
+    if (const auto range = objectRange(proc.node, proc.obj, options))
+        base.keepRange(range->first, range->second);
     const auto &objects = model.objects(hwb);
     if (objects.empty()) {
         if (jobBinding.given)
@@ -548,14 +558,12 @@ std::optional<UserError> Engine::bindMultiple(Proc &proc, MapOptions &options) {
     if (!targetSet_)
         return UserError{"internal error: binding without a target set"};
     PuBits base = target_;
-    if (options.mapLevel && proc.obj != kNoIndex && !options.mapDevice) {
-        const HwObject &mapped = model.objects(*options.mapLevel)[proc.obj];
-        base.keepRange(mapped.firstPu, mapped.puCount);
-    }
+    if (const auto range = objectRange(proc.node, proc.obj, options))
+        base.keepRange(range->first, range->second);
     const auto needed = static_cast<std::uint32_t>(options.cpusPerRank);
     PuBits avail;
     bool found = false;
-    if (proc.obj == kNoIndex || !options.mapLevel || options.mapDevice) {
+    if (!objectRange(proc.node, proc.obj, options)) {
         // Keep the CPUs of one process inside one package.
         for (const HwObject &package : model.objects(HwLevel::Package)) {
             avail = base;

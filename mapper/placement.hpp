@@ -174,10 +174,17 @@ private:
                                        MapOptions &options);
     // PRRTE's check_oversubscribed: 0 fine, 1 node full, error.
     Expected<int> checkOversubscribed(std::uint32_t node, const MapOptions &options);
-    // CPUs (cores, or PUs with hwthreads) free on the node, inside object
-    // `obj` of `level` when given, counting at most to stopAt.
-    std::uint32_t ncpus(std::uint32_t node, std::optional<HwLevel> level, std::uint32_t obj,
-                        const MapOptions &options, std::uint32_t stopAt = kNoBit);
+    // CPUs (cores, or PUs with hwthreads) free on the node, inside mapping
+    // target `obj` when given, counting at most to stopAt.
+    std::uint32_t ncpus(std::uint32_t node, std::uint32_t obj, const MapOptions &options,
+                        std::uint32_t stopAt = kNoBit);
+    // The local PUs of mapping target `obj` of a node: an object of the
+    // mapped level, or (mapping by device) the locality of a device group.
+    std::optional<std::pair<std::uint32_t, std::uint32_t>>
+    objectRange(std::uint32_t node, std::uint32_t obj, const MapOptions &options) const;
+    // The devices of a node handed out one group per process (device=).
+    std::optional<UserError> loadDeviceGroups(std::uint32_t node, const MapOptions &options);
+    void recordDevice(std::uint32_t group);
     void computeJobCpuset(std::uint32_t node, const MapOptions &options);
 
     std::optional<UserError> bindProc(Proc &proc, MapOptions &options);
@@ -215,6 +222,14 @@ private:
     std::vector<std::uint32_t> procDevices_;
     std::vector<std::string> deviceSets_;
     std::size_t sequenceCursor_ = 0;
+    struct DeviceGroup {
+        std::uint32_t firstPu = 0;
+        std::uint32_t puCount = 0;
+        std::string names; // "cuda0,cuda1"
+    };
+    std::vector<DeviceGroup> deviceGroups_;
+    std::uint32_t deviceGroupsNode_ = kNoIndex;
+    std::unordered_map<std::string, std::uint32_t> deviceSetIndex_;
 
     // Per-node scratch of the mapper call in progress (PRRTE's
     // options->target / job_cpuset).

@@ -126,7 +126,7 @@ std::optional<UserError> Engine::mapBySlot(std::uint32_t app, std::uint32_t np,
         options.nprocs = static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0));
         if (node.model != nullptr && options.bind != BindTo::None && !jobBinding.given &&
             options.nprocs <= static_cast<std::uint32_t>(node.slotsAvailable) &&
-            options.nprocs > ncpus(index, std::nullopt, kNoIndex, options, options.nprocs + 1)) {
+            options.nprocs > ncpus(index, kNoIndex, options, options.nprocs + 1)) {
             // More procs than CPUs but within the slots: overloaded, not
             // oversubscribed - run this node's procs unbound.
             options.bind = BindTo::None;
@@ -249,7 +249,7 @@ std::optional<UserError> Engine::placeSequence(std::uint32_t app,
                 continue;
             computeJobCpuset(index, options);
             if (count[index] <= static_cast<std::uint32_t>(nodes_[index].slotsAvailable) &&
-                count[index] > ncpus(index, std::nullopt, kNoIndex, options, count[index] + 1)) {
+                count[index] > ncpus(index, kNoIndex, options, count[index] + 1)) {
                 unbound[index] = true;
                 jobBinding = BindingWord{BindTo::None};
             }
@@ -358,8 +358,7 @@ std::optional<UserError> Engine::mapByCpu(std::uint32_t app, std::uint32_t np,
                     options.nprocs, static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0)));
             if (node.model != nullptr && !jobBinding.given && options.bind != BindTo::None &&
                 options.nprocs <= static_cast<std::uint32_t>(node.slotsAvailable) &&
-                options.nprocs >
-                    ncpus(index, std::nullopt, kNoIndex, options, options.nprocs + 1)) {
+                options.nprocs > ncpus(index, kNoIndex, options, options.nprocs + 1)) {
                 options.bind = BindTo::None;
                 jobBinding = BindingWord{BindTo::None};
             }
@@ -409,6 +408,8 @@ std::optional<UserError> Engine::mapByCpu(std::uint32_t app, std::uint32_t np,
 // its free slots, one proc per object round robin over its objects; with
 // SPAN one proc per node per trip around the list, each node resuming at
 // its next object. Procs past the slots (OVERSUBSCRIBE) are spread evenly.
+// Mapping by device the targets are the node's device groups, and unless
+// SHARED each is given to one process only (one pass).
 std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np,
                                              MapOptions &options) {
     std::uint32_t numSlots = 0;
@@ -420,10 +421,28 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
             return notEnoughSlots(static_cast<int>(np), numSlots);
         unbindForOversubscription(options);
     }
-    const HwLevel level = *options.mapLevel;
+    const bool devices = options.mapDevice;
+    const bool nowrap = devices && !options.shared;
+    if (devices && !options.shared) {
+        std::uint32_t groups = 0;
+        for (std::uint32_t index : list.value()) {
+            if (auto error = loadDeviceGroups(index, options))
+                return error;
+            groups += static_cast<std::uint32_t>(deviceGroups_.size());
+        }
+        if (groups > 0 && groups < np)
+            return UserError{"--map-by device=" + options.device + ": " + std::to_string(np) +
+                             " processes but only " + std::to_string(groups) + " " +
+                             (options.ndev > 1
+                                  ? "groups of " + std::to_string(options.ndev) + " devices"
+                                  : std::string("devices")) +
+                             " on the nodes, and each is given to one process.\nRequest at most " +
+                             std::to_string(groups) +
+                             " processes, or add :SHARED to let processes share devices."};
+    }
     std::vector<std::uint32_t> nodes = list.value();
     std::vector<std::uint32_t> cursor(nodes_.size(), 0);
-    const bool interleave = options.span;
+    const bool interleave = options.span && !nowrap;
     std::uint32_t mapped = 0;
     bool firstPass = true;
     bool wasFirst = false;
@@ -454,15 +473,22 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
             NodeState &node = nodes_[index];
             outOfCpus = false;
             computeJobCpuset(index, options);
-            const auto nobjs = node.model == nullptr
-                                   ? 0u
-                                   : static_cast<std::uint32_t>(node.model->objects(level).size());
+            std::uint32_t nobjs = 0;
+            if (devices) {
+                if (auto error = loadDeviceGroups(index, options))
+                    return error;
+                nobjs = static_cast<std::uint32_t>(deviceGroups_.size());
+            } else if (node.model != nullptr) {
+                nobjs = static_cast<std::uint32_t>(node.model->objects(*options.mapLevel).size());
+            }
             if (nobjs == 0)
-                return UserError{"--map-by " + mapName(options) + ": node " +
-                                 std::string(node.name) + " has no " +
-                                 std::string(hwLevelName(level)) +
-                                 " among the CPUs the job holds there.\nMap by a level every "
-                                 "node has (e.g. core) or by slot."};
+                return UserError{
+                    "--map-by " + mapName(options) + ": node " + std::string(node.name) +
+                    " has no " +
+                    (devices ? options.device + " device"
+                             : std::string(hwLevelName(*options.mapLevel))) +
+                    " among the CPUs the job holds there.\nMap by a level every node has (e.g. "
+                    "core) or by slot."};
             std::uint32_t budget = 0;
             std::uint32_t start = 0;
             if (interleave) {
@@ -487,7 +513,7 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
                         break;
                     }
                     if (options.bind != BindTo::None && !options.overload &&
-                        ncpus(index, level, obj, options,
+                        ncpus(index, obj, options,
                               static_cast<std::uint32_t>(options.cpusPerRank)) <
                             static_cast<std::uint32_t>(options.cpusPerRank)) {
                         outOfCpus = true;
@@ -500,6 +526,8 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
                     }
                     if (auto error = setupProc(app, index, obj, options))
                         return error;
+                    if (devices)
+                        recordDevice(obj);
                     ++mapped;
                     ++placed;
                     ++cursor[index];
@@ -513,10 +541,12 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
                     }
                     allFull = false;
                 }
-                if (mapped < np && !allFull && !nodeFull && !outOfCpus && !options.span)
+                if (mapped < np && !allFull && !nodeFull && !outOfCpus && !options.span && !nowrap)
                     again = true;
             }
         }
+        if (nowrap)
+            break;
         wasFirst = firstPass;
         firstPass = false;
     } while (mapped < np && (!allFull || (options.oversubscribe && wasFirst)));
@@ -535,12 +565,30 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
     if (!list)
         return list.error();
     const auto pprn = static_cast<std::uint32_t>(options.pprn);
+    const std::string object = options.mapNode     ? std::string("node")
+                               : options.mapDevice ? "device=" + options.device
+                                                   : std::string(hwLevelName(*options.mapLevel));
+    const std::string pattern = "--map-by ppr:" + std::to_string(pprn) + ":" + object;
+    // The targets of a node: itself, its device groups or its objects.
+    const auto targets = [&](std::uint32_t index) -> Expected<std::uint32_t> {
+        if (options.mapNode)
+            return 1u;
+        if (options.mapDevice) {
+            if (auto error = loadDeviceGroups(index, options))
+                return *error;
+            return static_cast<std::uint32_t>(deviceGroups_.size());
+        }
+        const NodeModel *model = nodes_[index].model;
+        return model == nullptr
+                   ? 0u
+                   : static_cast<std::uint32_t>(model->objects(*options.mapLevel).size());
+    };
     if (np == 0) {
         for (std::uint32_t index : list.value()) {
-            const NodeModel *model = nodes_[index].model;
-            np += options.mapNode
-                      ? pprn
-                      : pprn * static_cast<std::uint32_t>(model->objects(*options.mapLevel).size());
+            auto count = targets(index);
+            if (!count)
+                return count.error();
+            np += pprn * count.value();
         }
     }
     if (numSlots < np) {
@@ -556,15 +604,13 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
             break;
         NodeState &node = nodes_[index];
         computeJobCpuset(index, options);
-        const std::uint32_t nobjs =
-            options.mapNode
-                ? 1
-                : static_cast<std::uint32_t>(node.model->objects(*options.mapLevel).size());
+        auto count = targets(index);
+        if (!count)
+            return count.error();
+        const std::uint32_t nobjs = count.value();
         if (nobjs == 0)
-            return UserError{"--map-by ppr:" + std::to_string(pprn) + ":" +
-                             std::string(hwLevelName(*options.mapLevel)) + ": node " +
-                             std::string(node.name) + " has no " +
-                             std::string(hwLevelName(*options.mapLevel)) +
+            return UserError{pattern + ": node " + std::string(node.name) + " has no " +
+                             (options.mapDevice ? options.device + " device" : object) +
                              " among the CPUs the job holds there.\nUse an object every node "
                              "has (e.g. core)."};
         options.nprocs = pprn * nobjs;
@@ -574,7 +620,7 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
         if (node.model != nullptr && !jobBinding.given && options.bind != BindTo::None &&
             options.nprocs <= static_cast<std::uint32_t>(node.slotsAvailable) &&
             options.nprocs * static_cast<std::uint32_t>(options.cpusPerRank) >
-                ncpus(index, std::nullopt, kNoIndex, options)) {
+                ncpus(index, kNoIndex, options)) {
             options.bind = BindTo::None;
             jobBinding = BindingWord{BindTo::None};
         }
@@ -601,6 +647,8 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
                 for (std::uint32_t j = 0; j < pprn && mapped < np; ++j) {
                     if (auto error = setupProc(app, index, obj, options))
                         return error;
+                    if (options.mapDevice)
+                        recordDevice(obj);
                     ++mapped;
                     auto full = checkOversubscribed(index, options);
                     if (!full)
@@ -615,14 +663,12 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
         options.bind = savebind;
     }
     if (mapped < np)
-        return UserError{
-            "--map-by ppr:" + std::to_string(pprn) + ":" +
-            (options.mapNode ? std::string("node") : std::string(hwLevelName(*options.mapLevel))) +
-            ": application context " + std::to_string(app) + " asks for " + std::to_string(np) +
-            " processes, but the pattern places only " + std::to_string(mapped) +
-            " on the nodes (every node needs a free slot for each process it "
-            "takes).\nRequest at most " +
-            std::to_string(mapped) + " processes, or change the pattern."};
+        return UserError{pattern + ": application context " + std::to_string(app) + " asks for " +
+                         std::to_string(np) + " processes, but the pattern places only " +
+                         std::to_string(mapped) +
+                         " on the nodes (every node needs a free slot for each process it "
+                         "takes).\nRequest at most " +
+                         std::to_string(mapped) + " processes, or change the pattern."};
     return std::nullopt;
 }
 
@@ -792,10 +838,157 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
     return std::nullopt;
 }
 
-std::optional<UserError> Engine::mapByDevice(std::uint32_t, std::uint32_t, MapOptions &options) {
-    return UserError{"--map-by device=" + options.device +
-                     " is not supported yet: place processes with --map-by numa or package near "
-                     "the devices instead"};
+std::optional<UserError> Engine::mapByDevice(std::uint32_t app, std::uint32_t np,
+                                             MapOptions &options) {
+    return mapByObject(app, np, options);
+}
+
+void Engine::recordDevice(std::uint32_t group) {
+    if (procDevices_.size() < procs_.size())
+        procDevices_.resize(procs_.size(), kUnbound);
+    const std::string &names = deviceGroups_[group].names;
+    const auto [it, inserted] =
+        deviceSetIndex_.emplace(names, static_cast<std::uint32_t>(deviceSets_.size()));
+    if (inserted)
+        deviceSets_.push_back(names);
+    procDevices_[procs_.size() - 1] = it->second;
+}
+
+// PRRTE's device enumerator (rmaps_base_devices.c): the node's devices of
+// the class (gpu, network) or the one named, reordered across packages
+// (or another level) with INTERLEAVE, handed out NDEV at a time; a group's
+// locality is the smallest object holding all its devices' CPUs.
+std::optional<UserError> Engine::loadDeviceGroups(std::uint32_t index, const MapOptions &options) {
+    if (deviceGroupsNode_ == index)
+        return std::nullopt;
+    deviceGroups_.clear();
+    deviceGroupsNode_ = index;
+    const NodeState &node = nodes_[index];
+    if (node.model == nullptr)
+        return std::nullopt;
+    const NodeModel &model = *node.model;
+    const std::string wanted = lowerWord(options.device);
+    std::optional<DeviceKind> kind;
+    if (wanted == "gpu")
+        kind = DeviceKind::Gpu;
+    else if (wanted == "network" || wanted == "openfabrics" || wanted == "fabric" ||
+             wanted == "nic")
+        kind = DeviceKind::Network;
+    std::vector<const HwDevice *> devices;
+    for (const HwDevice &device : model.devices()) {
+        if (kind ? device.kind == *kind : device.name == options.device)
+            devices.push_back(&device);
+    }
+    if (devices.empty())
+        return std::nullopt;
+    if (kind == DeviceKind::Gpu) {
+        for (const HwDevice *device : devices) {
+            if (device->uuid.empty())
+                return UserError{
+                    "--map-by device=" + options.device + ": GPU " + device->name + " of node " +
+                    std::string(node.name) +
+                    " carries no vendor identity (hwloc saw it without its NVML, RSMI or Level "
+                    "Zero backend), so no process could be told which GPU is its own.\nUse an "
+                    "hwloc built with the vendor's backend, or place by --map-by numa or "
+                    "package."};
+        }
+    }
+    const auto puOf = [](const HwDevice *device) { return device->firstPu; };
+    if (!options.interleave.empty()) {
+        HwLevel level = HwLevel::Package;
+        if (options.interleave == "numa")
+            level = HwLevel::Numa;
+        else if (options.interleave == "l3cache")
+            level = HwLevel::L3Cache;
+        else if (options.interleave == "l2cache")
+            level = HwLevel::L2Cache;
+        else if (options.interleave == "l1cache")
+            level = HwLevel::L1Cache;
+        std::vector<std::uint32_t> keys;
+        std::vector<std::vector<const HwDevice *>> groups;
+        for (const HwDevice *device : devices) {
+            const std::uint32_t key =
+                device->puCount == 0 ? kNoIndex : model.objectOf(level, puOf(device));
+            const auto found = std::find(keys.begin(), keys.end(), key);
+            if (found == keys.end()) {
+                keys.push_back(key);
+                groups.push_back({device});
+            } else {
+                groups[static_cast<std::size_t>(found - keys.begin())].push_back(device);
+            }
+        }
+        devices.clear();
+        for (std::size_t round = 0; devices.size() < model.devices().size(); ++round) {
+            bool any = false;
+            for (const auto &group : groups) {
+                if (round < group.size()) {
+                    devices.push_back(group[round]);
+                    any = true;
+                }
+            }
+            if (!any)
+                break;
+        }
+    }
+    const auto per = static_cast<std::size_t>(options.ndev);
+    for (std::size_t g = 0; g + per <= devices.size(); g += per) {
+        DeviceGroup group;
+        std::uint32_t first = kNoIndex;
+        std::uint32_t end = 0;
+        bool local = true;
+        for (std::size_t m = 0; m < per; ++m) {
+            const HwDevice *device = devices[g + m];
+            if (!group.names.empty())
+                group.names += ',';
+            group.names += device->name;
+            if (device->puCount == 0) {
+                local = false;
+                continue;
+            }
+            first = std::min(first, device->firstPu);
+            end = std::max(end, device->firstPu + device->puCount);
+        }
+        if (!local || first == kNoIndex) {
+            first = 0;
+            end = model.puCount();
+        } else if (per > 1) {
+            // The smallest object holding them all (else the whole node).
+            std::uint32_t bestFirst = 0;
+            std::uint32_t bestEnd = model.puCount();
+            for (std::size_t level = 0; level < kHwLevelCount; ++level) {
+                for (const HwObject &object : model.objects(static_cast<HwLevel>(level))) {
+                    if (object.firstPu <= first && object.firstPu + object.puCount >= end &&
+                        object.puCount < bestEnd - bestFirst) {
+                        bestFirst = object.firstPu;
+                        bestEnd = object.firstPu + object.puCount;
+                    }
+                }
+            }
+            first = bestFirst;
+            end = bestEnd;
+        }
+        group.firstPu = first;
+        group.puCount = end - first;
+        // A binding wider than the devices' locality would bind the process
+        // away from them.
+        if (options.bind != BindTo::None) {
+            for (const HwObject &object : model.objects(*levelOf(options.bind))) {
+                const std::uint32_t objectEnd = object.firstPu + object.puCount;
+                const bool intersects = object.firstPu < end && first < objectEnd;
+                const bool wider = object.firstPu <= first && objectEnd >= end &&
+                                   (object.firstPu != first || objectEnd != end);
+                if (intersects && wider)
+                    return UserError{
+                        "--bind-to " + lowerWord(bindToWord(options.bind)) +
+                        " binds wider than the CPUs the " + options.device + " devices of node " +
+                        std::string(node.name) +
+                        " are local to.\nBind to their locality or below (e.g. --bind-to core), "
+                        "or give each process several devices (NDEV=n)."};
+            }
+        }
+        deviceGroups_.push_back(std::move(group));
+    }
+    return std::nullopt;
 }
 
 } // namespace stepmap::detail
