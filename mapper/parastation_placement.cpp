@@ -27,8 +27,8 @@ std::string engagingSetting(const PlanRequest &request) {
     const ParaStationRequest &ps = request.parastation;
     if (ps.loopNodesFirst)
         return ps.sources.loopNodesFirst;
-    if (ps.threadsPerProcess != 1)
-        return ps.sources.threadsPerProcess + "=" + std::to_string(ps.threadsPerProcess);
+    if (ps.threadsPerProcess)
+        return ps.sources.threadsPerProcess + "=" + std::to_string(ps.threads());
     if (ps.nodesSort)
         return ps.sources.nodesSort + "=" + std::string(nodesSortName(*ps.nodesSort));
     if (ps.pool)
@@ -61,8 +61,8 @@ std::optional<UserError> checkRequest(const PlanRequest &request) {
     if (request.np && *request.np > kMaxRanks)
         return UserError{"too many processes: " + std::to_string(*request.np) +
                          " requested, stepmap places at most " + std::to_string(kMaxRanks)};
-    if (ps.threadsPerProcess < 1 || ps.threadsPerProcess > kMaxThreadsPerProcess)
-        return UserError{ps.sources.threadsPerProcess + "=" + std::to_string(ps.threadsPerProcess) +
+    if (ps.threads() < 1 || ps.threads() > kMaxThreadsPerProcess)
+        return UserError{ps.sources.threadsPerProcess + "=" + std::to_string(ps.threads()) +
                          ": expected 1 to " + std::to_string(kMaxThreadsPerProcess) +
                          " hardware threads per process"};
 
@@ -235,20 +235,18 @@ Expected<std::vector<NodeSlots>> processSlots(const std::vector<NodeSlots> &node
 
 UserError notEnoughCpus(int np, std::int64_t room, const PlanRequest &request) {
     const ParaStationRequest &ps = request.parastation;
-    const std::string tpp =
-        ps.sources.threadsPerProcess + "=" + std::to_string(ps.threadsPerProcess);
-    const std::string have = ps.threadsPerProcess == 1
+    const std::string tpp = ps.sources.threadsPerProcess + "=" + std::to_string(ps.threads());
+    const std::string have = ps.threads() == 1
                                  ? "the selected nodes have " + std::to_string(room) + " slots"
-                                 : "with " + tpp + " (" + std::to_string(ps.threadsPerProcess) +
+                                 : "with " + tpp + " (" + std::to_string(ps.threads()) +
                                        " hardware threads per process) the selected nodes "
                                        "have room for " +
                                        std::to_string(room) + " procs";
-    return UserError{
-        "There are not enough slots available in the system to satisfy the " + std::to_string(np) +
-        " slots that were requested by the application: " + have +
-        ".\nEither request fewer procs for your application, " +
-        (ps.threadsPerProcess == 1 ? "" : "lower " + ps.sources.threadsPerProcess + ", ") +
-        "or use --overbook (PSI_OVERBOOK) to run more procs than CPUs."};
+    return UserError{"There are not enough slots available in the system to satisfy the " +
+                     std::to_string(np) + " slots that were requested by the application: " + have +
+                     ".\nEither request fewer procs for your application, " +
+                     (ps.threads() == 1 ? "" : "lower " + ps.sources.threadsPerProcess + ", ") +
+                     "or use --overbook (PSI_OVERBOOK) to run more procs than CPUs."};
 }
 
 // --overbook past the slots: every slot np / total procs, the first
@@ -330,7 +328,7 @@ LaunchPlan assemble(const std::vector<NodeSlots> &nodes, const RankNodes &rankNo
 
 bool usesParaStationPlacement(const PlanRequest &request) {
     const ParaStationRequest &ps = request.parastation;
-    return ps.loopNodesFirst || ps.nodesSort || ps.threadsPerProcess != 1 || ps.pool ||
+    return ps.loopNodesFirst || ps.nodesSort || ps.threadsPerProcess || ps.pool ||
            (request.overbook && ps.sources.overbook != ParaStationSources{}.overbook);
 }
 
@@ -347,7 +345,7 @@ Expected<LaunchPlan> makeParaStationPlan(const Allocation &allocation, const Pla
         if (auto error = detail::sortNodes(nodes, *ps.nodesSort, ps.figures, ps.sources.nodesSort))
             return *error;
     }
-    auto slots = processSlots(nodes, ps.threadsPerProcess, ps.sources.threadsPerProcess);
+    auto slots = processSlots(nodes, ps.threads(), ps.sources.threadsPerProcess);
     if (!slots)
         return slots.error();
     nodes = std::move(slots.value());
@@ -376,7 +374,7 @@ Expected<LaunchPlan> makeParaStationPlan(const Allocation &allocation, const Pla
     }
     if (!ranks)
         return ranks.error();
-    return assemble(nodes, ranks.value(), ps.threadsPerProcess);
+    return assemble(nodes, ranks.value(), ps.threads());
 }
 
 void describeParaStationMapping(JobMapHeader &header, const PlanRequest &request) {

@@ -27,8 +27,10 @@
 //        at its max_slots).
 //    Hostfile max_slots bound the processes of each node.
 // 5. Combinations: with ParaStation placement --map-by may only be slot
-//    (the default); :OVERSUBSCRIBE needs --overbook; --overbook with
-//    :NOOVERSUBSCRIBE is refused.
+//    (or not given), without modifiers but (NO)OVERSUBSCRIBE;
+//    :OVERSUBSCRIBE needs --overbook; --overbook with :NOOVERSUBSCRIBE,
+//    --rank-by, --bind-to other than none and MPMD applications are
+//    refused. Ranks are not bound (Slurm's step cpuset holds them).
 // Every user error names its input (option or PSI_* variable, as recorded
 // in ParaStationRequest::sources) and the fix.
 
@@ -43,7 +45,7 @@ namespace stepmap {
 // True when the request uses a ParaStation setting beyond a bare
 // command-line --overbook (which the planner's own --overbook policy
 // places, with the same result): --loop-nodes-first, --nodes-sort, --tpp
-// other than 1, a PSI_* node pool, or PSI_OVERBOOK.
+// (or PSI_TPP, any value), a PSI_* node pool, or PSI_OVERBOOK.
 bool usesParaStationPlacement(const PlanRequest &request);
 
 // The plan for such a request, as described above. O(nodes log nodes +

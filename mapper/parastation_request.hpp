@@ -69,12 +69,15 @@ struct ParaStationSources {
 struct ParaStationRequest {
     bool loopNodesFirst = false;        // one process per node per pass
     std::optional<NodesSort> nodesSort; // unset: keep the pool's order (as NONE)
-    int threadsPerProcess = 1;          // hardware threads each process takes on one node
-    std::optional<NodePool> pool;       // unset: the whole allocation
+    // Hardware threads each process takes on one node; unset: not given (1).
+    std::optional<int> threadsPerProcess;
+    std::optional<NodePool> pool; // unset: the whole allocation
     // Figures of the allocated nodes; needed only when nodesSort rates nodes
     // (anything but NONE), see needsNodeFigures().
     std::vector<NodeFigures> figures;
     ParaStationSources sources;
+
+    int threads() const { return threadsPerProcess.value_or(1); }
 
     bool operator==(const ParaStationRequest &) const = default;
 };

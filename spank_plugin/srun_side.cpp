@@ -204,9 +204,8 @@ int SrunSide::init(spank_t) {
     // --tpp / PSI_TPP: each task gets its hardware threads from Slurm too
     // (srun's -c; since 22.05 srun reads SRUN_CPUS_PER_TASK, not
     // SLURM_CPUS_PER_TASK).
-    if (request_.parastation.threadsPerProcess > 1)
-        setenv("SRUN_CPUS_PER_TASK",
-               std::to_string(request_.parastation.threadsPerProcess).c_str(), 1);
+    if (request_.parastation.threads() > 1)
+        setenv("SRUN_CPUS_PER_TASK", std::to_string(request_.parastation.threads()).c_str(), 1);
     std::string encoded = encodePlan(plan_);
     // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN).
     if (encoded.size() + sizeof "STEPMAP_PLAN=" > 128 * 1024)

@@ -731,8 +731,8 @@ TEST(ParaStationPlacement, RefusesContradictions) {
 
 TEST(ParaStationPlacement, OnlyParaStationSettingsTakeThisPath) {
     EXPECT_FALSE(usesParaStationPlacement({}));
-    EXPECT_FALSE(usesParaStationPlacement({.overbook = true})); // the planner's --overbook
-    EXPECT_FALSE(usesParaStationPlacement({.parastation = tpp(1)}));
+    EXPECT_FALSE(usesParaStationPlacement({.overbook = true}));     // the planner's --overbook
+    EXPECT_TRUE(usesParaStationPlacement({.parastation = tpp(1)})); // --tpp given, even as 1
     EXPECT_TRUE(usesParaStationPlacement({.overbook = true, .parastation = fromEnvironment({})}));
     EXPECT_TRUE(usesParaStationPlacement({.parastation = loop()}));
     EXPECT_TRUE(usesParaStationPlacement({.parastation = tpp(2)}));

@@ -106,11 +106,11 @@ TEST(PsiEnvironment, ThreadsPerProcessChain) {
         std::string name;
         std::optional<std::string> option;
         EnvironmentValues env;
-        int threads;
+        std::optional<int> threads; // unset: not given
         std::string source;
     };
     const std::vector<Case> cases = {
-        {"default", std::nullopt, {}, 1, "--tpp"},
+        {"default", std::nullopt, {}, std::nullopt, "--tpp"},
         {"PSI_TPP", std::nullopt, {{"PSI_TPP", "2"}}, 2, "PSI_TPP"},
         {"PSI_TPP over OMP_NUM_THREADS",
          std::nullopt,
@@ -131,10 +131,10 @@ TEST(PsiEnvironment, ThreadsPerProcessChain) {
         {"OMP_NUM_THREADS empty",
          std::nullopt,
          {{"PSI_LOOP_NODES_FIRST", ""}, {"OMP_NUM_THREADS", ""}},
-         1,
+         std::nullopt,
          "--tpp"},
         // Not a ParaStation run: OpenMP's variable is left to OpenMP.
-        {"OMP_NUM_THREADS alone", std::nullopt, {{"OMP_NUM_THREADS", "3"}}, 1, "--tpp"},
+        {"OMP_NUM_THREADS alone", std::nullopt, {{"OMP_NUM_THREADS", "3"}}, std::nullopt, "--tpp"},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.name);
