@@ -297,7 +297,7 @@ std::uint32_t Engine::ncpus(std::uint32_t index, std::uint32_t obj, const MapOpt
     return countCpus(*node.model, scratch_, first, count, options.useHwthreads, stopAt);
 }
 
-bool Engine::checkAvail(std::uint32_t index, std::vector<std::uint32_t> *list, std::uint32_t obj,
+bool Engine::checkAvail(std::uint32_t index, NodeList *list, std::uint32_t obj,
                         MapOptions &options) {
     NodeState &node = nodes_[index];
     bool avail = false;
@@ -305,7 +305,7 @@ bool Engine::checkAvail(std::uint32_t index, std::vector<std::uint32_t> *list, s
         return false;
     if (node.slotsMax != 0 && node.slotsMax <= node.slotsInuse) {
         if (list != nullptr)
-            list->erase(std::remove(list->begin(), list->end(), index), list->end());
+            list->remove(index);
         return false;
     }
     if (options.bind == BindTo::None) {
@@ -314,7 +314,6 @@ bool Engine::checkAvail(std::uint32_t index, std::vector<std::uint32_t> *list, s
             target_ = jobCpuset_;
         avail = true;
     } else {
-        const std::optional<HwLevel> level = obj == kNoIndex ? std::nullopt : options.mapLevel;
         // Counting past what the question needs is wasted work.
         const auto perRank = static_cast<std::uint32_t>(options.cpusPerRank);
         std::uint32_t needed = kNoBit;
@@ -448,7 +447,8 @@ std::optional<UserError> Engine::bindGeneric(Proc &proc, MapOptions &options) {
     if (!targetSet_)
         return UserError{"internal error: binding without a target set"};
     // baseset = target limited to the object the process was mapped to.
-    PuBits base = target_;
+    PuBits &base = base_;
+    base = target_;
     if (const auto range = objectRange(proc.node, proc.obj, options))
         base.keepRange(range->first, range->second);
     const auto &objects = model.objects(hwb);
@@ -461,7 +461,8 @@ std::optional<UserError> Engine::bindGeneric(Proc &proc, MapOptions &options) {
         return std::nullopt;
     }
     const bool countPus = options.useHwthreads || hwb == HwLevel::Pu;
-    PuBits freeBase = node.available;
+    PuBits &freeBase = freeBase_;
+    freeBase = node.available;
     freeBase.andWith(base);
     auto &counters = node.objectProcs;
     const auto limitReached = [&](std::uint32_t n) {

@@ -131,6 +131,41 @@ struct Proc {
     std::uint32_t rank = kNoIndex;
 };
 
+// The nodes a mapper walks, in order. Removing one (full, at max_slots) is a
+// flag, so walks over long lists stay linear; walks skip removed nodes.
+class NodeList {
+public:
+    NodeList(std::vector<std::uint32_t> order, std::size_t universe)
+        : order_(std::move(order)), in_(universe, 0), size_(order_.size()) {
+        for (std::uint32_t node : order_)
+            in_[node] = 1;
+    }
+    const std::vector<std::uint32_t> &order() const { return order_; }
+    bool contains(std::uint32_t node) const { return in_[node] != 0; }
+    void remove(std::uint32_t node) {
+        if (in_[node] != 0) {
+            in_[node] = 0;
+            --size_;
+        }
+    }
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    std::vector<std::uint32_t> remaining() const {
+        std::vector<std::uint32_t> out;
+        out.reserve(size_);
+        for (std::uint32_t node : order_) {
+            if (in_[node] != 0)
+                out.push_back(node);
+        }
+        return out;
+    }
+
+private:
+    std::vector<std::uint32_t> order_;
+    std::vector<char> in_;
+    std::size_t size_ = 0;
+};
+
 // What the planner needs for the report and the plan.
 struct EngineResult {
     std::vector<Proc> procs;
@@ -168,8 +203,7 @@ private:
     // prte_rmaps_base_get_target_nodes: the list for one application,
     // its slots; refreshes each node's availability snapshot.
     Expected<std::vector<std::uint32_t>> targetNodes(std::uint32_t &numSlots, bool keepAll);
-    bool checkAvail(std::uint32_t node, std::vector<std::uint32_t> *list, std::uint32_t obj,
-                    MapOptions &options);
+    bool checkAvail(std::uint32_t node, NodeList *list, std::uint32_t obj, MapOptions &options);
     std::optional<UserError> setupProc(std::uint32_t app, std::uint32_t node, std::uint32_t obj,
                                        MapOptions &options);
     // PRRTE's check_oversubscribed: 0 fine, 1 node full, error.
@@ -238,6 +272,8 @@ private:
     PuBits jobCpuset_;
     bool jobCpusetSet_ = false;
     PuBits scratch_;
+    PuBits base_;
+    PuBits freeBase_;
 
     // Distinct CPU sets, by content, and a per-model cache for whole
     // objects of a node the application found untouched.

@@ -5,6 +5,7 @@
 #include "placement.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "cpu_list.hpp"
 #include "host_names.hpp"
@@ -119,7 +120,7 @@ std::optional<UserError> Engine::mapBySlot(std::uint32_t app, std::uint32_t np,
     }
     const BindTo savebind = options.bind;
     std::uint32_t mapped = 0;
-    std::vector<std::uint32_t> nodes = list.value();
+    NodeList nodes(list.value(), nodes_.size());
     for (std::uint32_t index : list.value()) {
         NodeState &node = nodes_[index];
         computeJobCpuset(index, options);
@@ -153,9 +154,10 @@ std::optional<UserError> Engine::mapBySlot(std::uint32_t app, std::uint32_t np,
 
     // Second pass: the rest spread evenly over the nodes still in the list.
     const std::int64_t remaining = np - mapped;
+    const std::vector<std::uint32_t> left = nodes.remaining();
     std::vector<std::int64_t> headroom;
-    headroom.reserve(nodes.size());
-    for (std::uint32_t index : nodes) {
+    headroom.reserve(left.size());
+    for (std::uint32_t index : left) {
         const NodeState &node = nodes_[index];
         std::int64_t room = options.oversubscribe ? remaining : node.slotsAvailable;
         if (node.slotsMax != 0)
@@ -171,10 +173,10 @@ std::optional<UserError> Engine::mapBySlot(std::uint32_t app, std::uint32_t np,
         return failedMap(app, np, mapped, options);
     }
     const std::vector<std::int64_t> shares = evenShares(headroom, remaining);
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (std::size_t i = 0; i < left.size(); ++i) {
         if (shares[i] == 0)
             continue;
-        const std::uint32_t index = nodes[i];
+        const std::uint32_t index = left[i];
         computeJobCpuset(index, options);
         options.nprocs = static_cast<std::uint32_t>(shares[i]);
         if (!checkAvail(index, nullptr, kNoIndex, options) ||
@@ -333,14 +335,15 @@ std::optional<UserError> Engine::mapByCpu(std::uint32_t app, std::uint32_t np,
         auto ids = expandIds(savecpuset);
         return ids ? static_cast<std::uint32_t>(ids->size()) : 0u;
     }();
-    std::vector<std::uint32_t> nodes = list.value();
+    NodeList nodes(list.value(), nodes_.size());
     std::uint32_t mapped = 0;
     bool second = false;
     std::uint32_t extra = 0;
     std::uint32_t extraNodes = 0;
     while (true) {
-        const std::vector<std::uint32_t> pass = nodes;
-        for (std::uint32_t index : pass) {
+        for (std::uint32_t index : nodes.order()) {
+            if (!nodes.contains(index))
+                continue;
             NodeState &node = nodes_[index];
             options.cpuset = savecpuset;
             computeJobCpuset(index, options);
@@ -440,7 +443,7 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
                              std::to_string(groups) +
                              " processes, or add :SHARED to let processes share devices."};
     }
-    std::vector<std::uint32_t> nodes = list.value();
+    NodeList nodes(list.value(), nodes_.size());
     std::vector<std::uint32_t> cursor(nodes_.size(), 0);
     const bool interleave = options.span && !nowrap;
     std::uint32_t mapped = 0;
@@ -464,11 +467,10 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
                 ++extra;
             }
         }
-        const std::vector<std::uint32_t> pass = nodes;
-        for (std::uint32_t index : pass) {
+        for (std::uint32_t index : nodes.order()) {
             if (mapped == np)
                 break;
-            if (std::find(nodes.begin(), nodes.end(), index) == nodes.end())
+            if (!nodes.contains(index))
                 continue;
             NodeState &node = nodes_[index];
             outOfCpus = false;
@@ -535,7 +537,7 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
                     if (!full)
                         return full.error();
                     if (full.value() == 1) {
-                        nodes.erase(std::remove(nodes.begin(), nodes.end(), index), nodes.end());
+                        nodes.remove(index);
                         nodeFull = true;
                         break;
                     }
@@ -597,7 +599,7 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
         unbindForOversubscription(options);
     }
     const BindTo savebind = options.bind;
-    std::vector<std::uint32_t> nodes = list.value();
+    NodeList nodes(list.value(), nodes_.size());
     std::uint32_t mapped = 0;
     for (std::uint32_t index : list.value()) {
         if (mapped == np)
@@ -675,6 +677,9 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
 std::optional<UserError> Engine::mapSeq(std::uint32_t app, std::uint32_t np, MapOptions &options) {
     const std::vector<SequenceEntry> &entries = *options.sequence;
     std::size_t cursor = options.sequenceShared ? sequenceCursor_ : 0;
+    std::unordered_map<std::string_view, std::uint32_t> byName;
+    for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+        byName.emplace(nodes_[i].name, i);
     if (np == 0)
         np = static_cast<std::uint32_t>(entries.size() - std::min(entries.size(), cursor));
     const BindTo savebind = options.bind;
@@ -690,11 +695,8 @@ std::optional<UserError> Engine::mapSeq(std::uint32_t app, std::uint32_t np, Map
         if (const auto relative = relativeNodeIndex(entry.host)) {
             if (*relative < list_.size())
                 found = list_[*relative].allocIndex;
-        } else {
-            for (std::uint32_t i = 0; i < nodes_.size() && !found; ++i) {
-                if (nodes_[i].name == entry.host)
-                    found = i;
-            }
+        } else if (const auto named = byName.find(entry.host); named != byName.end()) {
+            found = named->second;
         }
         if (!found)
             return UserError{"--map-by seq: host '" + entry.host + "' (line " +
@@ -757,7 +759,11 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
     auto list = targetNodes(numSlots, true);
     if (!list)
         return list.error();
-    std::vector<std::uint32_t> nodes = list.value();
+    const std::vector<std::uint32_t> order = list.value();
+    NodeList nodes(order, nodes_.size());
+    std::unordered_map<std::string_view, std::uint32_t> byName;
+    for (std::uint32_t index : order)
+        byName.emplace(nodes_[index].name, index);
     if (np == 0)
         np = static_cast<std::uint32_t>(file.entries.size());
     const std::string where = "rankfile " + file.fileName;
@@ -772,17 +778,14 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
                              std::to_string(wanted) + "=HOST slot=CPUS)"};
         std::optional<std::uint32_t> found;
         if (const auto relative = relativeNodeIndex(it->host)) {
-            if (*relative >= nodes.size())
+            if (*relative >= order.size())
                 return UserError{where + ": rank " + std::to_string(wanted) + " names +n" +
                                  std::to_string(*relative) + ", but the job has " +
-                                 std::to_string(nodes.size()) + " nodes (+n0 to +n" +
-                                 std::to_string(nodes.size() - 1) + ")"};
-            found = nodes[*relative];
-        } else {
-            for (std::uint32_t index : nodes) {
-                if (nodes_[index].name == it->host)
-                    found = index;
-            }
+                                 std::to_string(order.size()) + " nodes (+n0 to +n" +
+                                 std::to_string(order.size() - 1) + ")"};
+            found = order[*relative];
+        } else if (const auto named = byName.find(it->host); named != byName.end()) {
+            found = named->second;
         }
         if (!found)
             return UserError{where + ": rank " + std::to_string(wanted) + " is assigned to host " +

@@ -4,6 +4,7 @@
 // bit each. Nodes hold tens to hundreds of PUs, so the sets are a few words
 // and every operation is a short loop over words.
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -32,37 +33,35 @@ public:
     void reset(std::uint32_t bit) { words_[bit / 64] &= ~(std::uint64_t{1} << (bit % 64)); }
 
     void setRange(std::uint32_t first, std::uint32_t count) {
-        for (std::uint32_t bit = first; bit < first + count; ++bit)
-            set(bit);
+        forRange(first, count, [&](std::size_t w, std::uint64_t mask) { words_[w] |= mask; });
     }
     void resetRange(std::uint32_t first, std::uint32_t count) {
-        for (std::uint32_t bit = first; bit < first + count; ++bit)
-            reset(bit);
+        forRange(first, count, [&](std::size_t w, std::uint64_t mask) { words_[w] &= ~mask; });
     }
     // Keeps only the bits in [first, first + count).
     void keepRange(std::uint32_t first, std::uint32_t count) {
-        for (std::uint32_t w = 0; w < words_.size(); ++w) {
-            const std::uint32_t lo = w * 64;
-            std::uint64_t mask = 0;
-            for (std::uint32_t b = 0; b < 64; ++b) {
-                const std::uint32_t bit = lo + b;
-                if (bit >= first && bit < first + count)
-                    mask |= std::uint64_t{1} << b;
-            }
+        std::size_t next = 0;
+        forRange(first, count, [&](std::size_t w, std::uint64_t mask) {
+            for (; next < w; ++next)
+                words_[next] = 0;
             words_[w] &= mask;
-        }
+            next = w + 1;
+        });
+        for (; next < words_.size(); ++next)
+            words_[next] = 0;
     }
     bool allInRange(std::uint32_t first, std::uint32_t count) const {
-        for (std::uint32_t bit = first; bit < first + count; ++bit) {
-            if (!test(bit))
-                return false;
-        }
-        return true;
+        bool all = true;
+        forRange(first, count, [&](std::size_t w, std::uint64_t mask) {
+            all = all && (words_[w] & mask) == mask;
+        });
+        return all;
     }
     std::uint32_t countRange(std::uint32_t first, std::uint32_t count) const {
         std::uint32_t n = 0;
-        for (std::uint32_t bit = first; bit < first + count; ++bit)
-            n += test(bit) ? 1 : 0;
+        forRange(first, count, [&](std::size_t w, std::uint64_t mask) {
+            n += static_cast<std::uint32_t>(std::popcount(words_[w] & mask));
+        });
         return n;
     }
 
@@ -122,6 +121,20 @@ public:
     bool operator==(const PuBits &) const = default;
 
 private:
+    // Calls f(word, mask) for each word [first, first + count) touches.
+    template <class F> void forRange(std::uint32_t first, std::uint32_t count, F f) const {
+        std::uint32_t bit = first;
+        const std::uint32_t end = first + count;
+        while (bit < end) {
+            const std::uint32_t offset = bit % 64;
+            const std::uint32_t take = std::min<std::uint32_t>(64 - offset, end - bit);
+            const std::uint64_t mask =
+                (take == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << take) - 1)) << offset;
+            f(bit / 64, mask);
+            bit += take;
+        }
+    }
+
     std::uint32_t size_ = 0;
     std::vector<std::uint64_t> words_;
 };
