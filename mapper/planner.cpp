@@ -604,10 +604,11 @@ Expected<PlanResult> planJob(const Allocation &allocation, const PlanRequest &re
         }
         const std::size_t before = engine.mappedCount();
         if (auto error = engine.mapApp(a, apps[a].np, options))
-            return UserError{(apps.size() > 1 && error->message.rfind("application", 0) != 0
-                                  ? where
-                                  : std::string()) +
-                             error->message};
+            return UserError{
+                (apps.size() > 1 && error->message.find("application context") == std::string::npos
+                     ? where
+                     : std::string()) +
+                error->message};
         const auto np = static_cast<std::uint32_t>(engine.mappedCount() - before);
         if (auto error = engine.rankApp(a, np, options))
             return *error;
