@@ -295,8 +295,7 @@ Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
     auto notes = applyParaStationEnvironment(options_, environment, readUserFile, req);
     if (!notes)
         return notes.error();
-    for (const std::string &note : notes.value())
-        logVerbose(note);
+    psiNotes_ = std::move(notes.value());
     // Sorting by load or processes needs Slurm's node table; nothing else
     // does, so only then does srun ask slurmctld.
     if (needsNodeFigures(req.parastation.nodesSort)) {
@@ -372,6 +371,8 @@ int SrunSide::localUserInit(spank_t sp) {
     std::snprintf(line, sizeof line, "planned %zu ranks on %zu nodes in %.3f ms",
                   plan_.ranks.size(), plan_.nodes.size(), planMs_);
     logVerbose(line);
+    for (const std::string &note : psiNotes_)
+        logVerbose(note);
 
     std::string secret = wire::generateSecretHex();
     std::string error;

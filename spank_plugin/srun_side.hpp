@@ -13,6 +13,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 extern "C" {
 #include <slurm/spank.h>
@@ -45,6 +46,9 @@ private:
     PlanRequest request_;
     std::string hostfilePath_;
     double planMs_ = 0;
+    // PSI_* variables ignored because an option or an earlier one won;
+    // logged with the plan's cost once srun knows its verbosity.
+    std::vector<std::string> psiNotes_;
     std::unique_ptr<RendezvousHub> hub_;
     std::atomic<int> abortStatus_{-1};
     std::atomic<bool> failed_{false};
