@@ -5,11 +5,13 @@
 
 #include <ftw.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 extern char **environ;
@@ -168,6 +170,19 @@ int StepdSide::taskInit(spank_t sp) {
     for (auto &[key, value] : it->second)
         if (spank_setenv(sp, key.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
             return -1;
+    // The binding of the plan, exactly; unbound ranks keep the step's cgroup.
+    if (const CpuBinding *b = plan_.bindingOf(global)) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (auto cpu : b->os)
+            if (cpu < CPU_SETSIZE)
+                CPU_SET(cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set) != 0) {
+            logError("cannot bind rank " + std::to_string(global) +
+                     " to its planned CPUs: " + std::strerror(errno));
+            return -1;
+        }
+    }
     return 0;
 }
 

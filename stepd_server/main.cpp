@@ -135,6 +135,25 @@ int main(int argc, char **argv) {
         return 1;
     }
     logLine("step CPUs here: " + topology::bitmapListString(step->cpuset.get()));
+    // The plan was made in srun from Slurm's view of the node; hwloc's view
+    // here must agree, or the ranks would be bound where the step cannot run.
+    for (std::uint32_t r = 0; r < c.plan.ranks.size(); ++r) {
+        const CpuBinding *b = c.plan.ranks[r].node == c.nodeIndex ? c.plan.bindingOf(r) : nullptr;
+        if (!b)
+            continue;
+        for (auto cpu : b->os) {
+            if (!hwloc_bitmap_isset(step->cpuset.get(), cpu)) {
+                reportFailure(c.readyFd,
+                              "the plan binds rank " + std::to_string(r) + " to CPU " +
+                                  std::to_string(cpu) + ", but the step holds only CPUs " +
+                                  topology::bitmapListString(step->cpuset.get()) +
+                                  " on this node (Slurm's node description and the hardware "
+                                  "disagree?)");
+                removeTree(c.tmpdir);
+                return 1;
+            }
+        }
+    }
 
     uv_loop_init(&s.loop);
     s.inbox = std::make_unique<LoopInbox>(&s.loop);

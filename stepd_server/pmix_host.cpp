@@ -1,6 +1,7 @@
 #include "pmix_host.hpp"
 
 #include "hostlist.hpp"
+#include "hwloc_handles.hpp"
 #include "step_config.hpp"
 
 #include <pmix.h>
@@ -86,13 +87,28 @@ struct OpWait {
     }
 };
 
-// Locality data of a local process.
-void addLocalProcData(InfoList &proc, hwloc_topology_t topology, hwloc_const_bitmap_t runsOn,
-                      const std::string &procdir) {
-    // Where the process may run: its binding when the plan binds it, else
-    // the step's CPUs here. PMIX_CPUSET only for a bound process: Open MPI
-    // takes its presence to mean "bound".
+// Locality data of a local process: where it may run (its binding when the
+// plan binds it, else the step's CPUs here), its locality string and device
+// distances from there. PMIX_CPUSET only for a bound process: Open MPI takes
+// its presence to mean "bound".
+void addLocalProcData(InfoList &proc, hwloc_topology_t topology, hwloc_const_bitmap_t stepCpus,
+                      const CpuBinding *binding, const std::string &procdir) {
+    topology::BitmapPtr bound;
+    hwloc_const_bitmap_t runsOn = stepCpus;
+    if (binding) {
+        bound = topology::makeBitmap();
+        for (auto cpu : binding->os)
+            hwloc_bitmap_set(bound.get(), cpu);
+        runsOn = bound.get();
+    }
     pmix_cpuset_t cpuset{const_cast<char *>("hwloc"), const_cast<hwloc_bitmap_t>(runsOn)};
+    if (binding) {
+        char *text = nullptr;
+        if (PMIx_server_generate_cpuset_string(&cpuset, &text) == PMIX_SUCCESS && text) {
+            proc.addString(PMIX_CPUSET, text);
+            free(text);
+        }
+    }
     char *locality = nullptr;
     if (PMIx_server_generate_locality_string(&cpuset, &locality) == PMIX_SUCCESS && locality) {
         proc.addString(PMIX_LOCALITY_STRING, locality);
@@ -243,7 +259,7 @@ Expected<bool> PmixHost::registerNamespace() {
         proc.addU32(PMIX_NODEID, p.node);
         proc.addString(PMIX_HOSTNAME, plan.nodes[p.node].name);
         if (p.node == me)
-            addLocalProcData(proc, topology_, stepCpuset_, config_.tmpdir);
+            addLocalProcData(proc, topology_, stepCpuset_, plan.bindingOf(r), config_.tmpdir);
         job.addList(PMIX_PROC_DATA, proc);
     }
 
