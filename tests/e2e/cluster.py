@@ -96,7 +96,7 @@ def leftovers(wait=5.0):
     a finished step up to `wait` seconds to clean up."""
     deadline = time.time() + wait
     while True:
-        procs = subprocess.run(["pgrep", "-a", "-f", "stepmap-stepd"],
+        procs = subprocess.run(["pgrep", "-a", "-x", "stepmap-stepd"],
                                stdout=subprocess.PIPE, text=True).stdout.strip()
         procs = [p for p in procs.splitlines() if "pgrep" not in p and not _zombie(p)]
         dirs = glob.glob(os.path.join(SERVER_TMPDIR, "stepmap.*"))

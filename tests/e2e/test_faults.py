@@ -12,7 +12,7 @@ from cluster import MPI_HELLO, hello_ranks, leftovers, run_as_user, srun
 
 
 def user_processes(pattern):
-    out = subprocess.run(["pgrep", "-u", cluster.TEST_USER, "-f", pattern],
+    out = subprocess.run(["pgrep", "-u", cluster.TEST_USER, "-x", pattern],
                          stdout=subprocess.PIPE, text=True).stdout.split()
     return [int(p) for p in out if not cluster._zombie(p)]
 
