@@ -11,6 +11,7 @@
 
 #include "allocation.hpp"
 #include "job_map.hpp"
+#include "node_model.hpp"
 #include "plan_helpers.hpp"
 
 namespace stepmap {
@@ -83,6 +84,37 @@ TEST(PlannerScale, UnevenNodesOversubscribed) {
     const auto slot = makePlan(nodes, {.np = kRanks, .map = mapBy("slot:OVERSUBSCRIBE")});
     ASSERT_TRUE(slot.ok());
     EXPECT_EQ(slot->ranks.size(), static_cast<std::size_t>(kRanks));
+}
+
+// 1M ranks bound to cores: one node model shared by every node, a handful of
+// distinct CPU sets, a rank record of 20 bytes, and a short plan text.
+TEST(PlannerScale, MapByCoreBindToCoreWithNodeModels) {
+    Allocation nodes = bigAllocation();
+    const auto model = buildSlurmNodeModel(SlurmNodeShape{2, kCpus / 2, 1, 2}, {});
+    ASSERT_TRUE(model.ok());
+    for (AllocatedNode &node : nodes.nodes)
+        node.model = model.value();
+    PlanRequest request{.np = kRanks, .map = mapBy("core")};
+    request.bind = parseBindTo("core").value();
+    const auto start = std::chrono::steady_clock::now();
+    const auto plan = makePlan(nodes, request);
+    const std::string text = plan.ok() ? encodePlan(plan.value()) : "";
+    const double elapsed = seconds(start);
+    RecordProperty("seconds", std::to_string(elapsed));
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    static_assert(sizeof(RankPlacement) == 20);
+    EXPECT_EQ(plan->ranks.size(), static_cast<std::size_t>(kRanks));
+    EXPECT_EQ(plan->bindings.size(), static_cast<std::size_t>(kCpus));
+    EXPECT_EQ(plan->bindingOf(kRanks - 1)->logical, (std::vector<std::uint32_t>{kCpus - 1}));
+    EXPECT_LT(text.size(), 512u) << text;
+    EXPECT_EQ(text.rfind("SM2;c[00000-16383];64*16384;-*16384;0;0-16383*64;0*1048576;0/1/2/", 0),
+              0u)
+        << text.substr(0, 120);
+    EXPECT_EQ(text.substr(text.rfind(';')), ";1-64x16384");
+    const auto back = decodePlan(text);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back.value(), plan.value());
+    EXPECT_LT(elapsed, 30.0);
 }
 
 } // namespace
