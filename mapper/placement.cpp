@@ -670,14 +670,15 @@ std::optional<UserError> Engine::bindToCpuset(Proc &proc, MapOptions &options) {
 }
 
 std::optional<UserError> Engine::rankApp(std::uint32_t app, std::uint32_t np,
-                                         const MapOptions &options) {
+                                         const MapOptions &options, std::size_t firstProc) {
     if (options.userRanked)
         return std::nullopt;
     // The application's processes, grouped by node in job-map order, each
     // node's in placement order.
     std::vector<std::uint32_t> mine;
     std::vector<std::uint32_t> start(mapOrder_.size() + 1, 0);
-    for (std::uint32_t p = 0; p < procs_.size(); ++p) {
+    const auto first = static_cast<std::uint32_t>(firstProc);
+    for (std::uint32_t p = first; p < procs_.size(); ++p) {
         if (procs_[p].app == app)
             ++start[nodes_[procs_[p].node].mapOrder + 1];
     }
@@ -686,7 +687,7 @@ std::optional<UserError> Engine::rankApp(std::uint32_t app, std::uint32_t np,
     mine.resize(start.back());
     {
         std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-        for (std::uint32_t p = 0; p < procs_.size(); ++p) {
+        for (std::uint32_t p = first; p < procs_.size(); ++p) {
             if (procs_[p].app == app)
                 mine[fill[nodes_[procs_[p].node].mapOrder]++] = p;
         }
@@ -698,7 +699,7 @@ std::optional<UserError> Engine::rankApp(std::uint32_t app, std::uint32_t np,
     if (options.ranksInPlacementOrder) {
         // stepmap: map-by slot ranked by slot and map-by node ranked by node
         // number the processes in the order they were placed (seed 002).
-        for (std::uint32_t p = 0; p < procs_.size(); ++p) {
+        for (std::uint32_t p = first; p < procs_.size(); ++p) {
             if (procs_[p].app == app)
                 give(p);
         }

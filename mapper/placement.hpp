@@ -192,9 +192,10 @@ public:
 
     // One mapper call for application `app` (np processes).
     std::optional<UserError> mapApp(std::uint32_t app, std::uint32_t np, MapOptions &options);
-    // Numbers application `app`'s processes from options.startRank on.
-    std::optional<UserError> rankApp(std::uint32_t app, std::uint32_t np,
-                                     const MapOptions &options);
+    // Numbers application `app`'s processes (those mapped from process
+    // `firstProc` on) from options.startRank on.
+    std::optional<UserError> rankApp(std::uint32_t app, std::uint32_t np, const MapOptions &options,
+                                     std::size_t firstProc);
 
     EngineResult take();
     std::size_t mappedCount() const { return procs_.size(); }

@@ -610,7 +610,7 @@ Expected<PlanResult> planJob(const Allocation &allocation, const PlanRequest &re
                      : std::string()) +
                 error->message};
         const auto np = static_cast<std::uint32_t>(engine.mappedCount() - before);
-        if (auto error = engine.rankApp(a, np, options))
+        if (auto error = engine.rankApp(a, np, options, before))
             return *error;
         next += np;
         if (next > static_cast<std::uint32_t>(kMaxRanks))
