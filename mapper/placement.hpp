@@ -187,7 +187,6 @@ public:
     // Job-level binding word; mappers reset it to NONE on oversubscription
     // as PRRTE does.
     BindingWord jobBinding;
-    MappingWord jobMapping;
     bool noOversubscribe = true;
 
     // One mapper call for application `app` (np processes).

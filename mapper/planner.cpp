@@ -407,6 +407,11 @@ Expected<PlanResult> planJob(const Allocation &allocation, const PlanRequest &re
         jobBy = job.useHwthreads ? MapBy::Hwthread : MapBy::Core;
     }
     applyMapPolicy(job, request.map, jobBy);
+    // Mapping by hwthread counts hwthreads as the CPUs, also when the
+    // mapping came from --bind-to hwthread (PRRTE then still counts cores
+    // and finds no core inside one hwthread of an SMT core).
+    if (jobBy == MapBy::Hwthread)
+        job.useHwthreads = true;
     jobMapping.policy = jobBy;
     jobMapping.span = request.map.span;
     jobMapping.ordered = request.map.ordered;
@@ -514,7 +519,6 @@ Expected<PlanResult> planJob(const Allocation &allocation, const PlanRequest &re
         perApp = perApp || app.request.map || app.request.rank || app.request.bind;
 
     engine.jobBinding = jobBinding;
-    engine.jobMapping = jobMapping;
     engine.noOversubscribe = !allowOversubscribe;
     const MappingWord jobMappingSnapshot = jobMapping;
     const BindingWord jobBindingSnapshot = jobBinding;

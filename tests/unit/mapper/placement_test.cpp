@@ -121,6 +121,10 @@ TEST(PlanDefaults, MoreProcsThanCoresWithinTheSlotsRunUnbound) {
     const PlanResult hwt = plan(smt, request(8, "hwthread"));
     EXPECT_EQ(hwt.report.cpuType, "HWT");
     EXPECT_EQ(bound(hwt.plan), (Strings{"0", "1", "2", "3", "4", "5", "6", "7"}));
+    // --bind-to hwthread alone maps by hwthread the same way (stepmap).
+    const PlanResult bindHwt = plan(smt, request(8, {}, {}, "hwthread"));
+    EXPECT_EQ(bindHwt.report.mappingPolicy, "BYHWTHREAD:NOOVERSUBSCRIBE");
+    EXPECT_EQ(bound(bindHwt.plan), bound(hwt.plan));
 }
 
 TEST(PlanDefaults, PeForcesSlotMappingAndCoreBinding) {
