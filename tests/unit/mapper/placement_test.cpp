@@ -3,6 +3,7 @@
 
 #include "planner.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -323,6 +324,59 @@ TEST(PlanOversubscription, ObjectMapsSpreadTheExtraProcsEvenly) {
     EXPECT_EQ(result.report.mappingPolicy, "BYCORE:OVERSUBSCRIBE");
     // An unrequested binding is dropped once the job has more procs than slots.
     EXPECT_EQ(plan(uneven, request(10, "core:OVERSUBSCRIBE")).report.bindingPolicy, "NONE");
+}
+
+// PRRTE's offline "hostcap" cases (run_offline_maps.py): a -H ":N" cap
+// selecting within an existing allocation, here Slurm's. Per-node process
+// counts as PRRTE's harness expects them.
+TEST(PlanHostCaps, FollowTheCapsAsPrrtesHarnessExpects) {
+    const auto model = shape(1, 16, 1);
+    const auto counts = [&](int slots, std::string_view hosts, int np, std::string_view map,
+                            std::vector<AppRequest> apps = {}) {
+        const Allocation three = {
+            {{"nodeA0", slots, model}, {"nodeA1", slots, model}, {"nodeA2", slots, model}}};
+        PlanRequest req = request(np, map);
+        req.host = test::host(hosts);
+        if (!apps.empty()) {
+            req.np.reset();
+            req.apps = std::move(apps);
+        }
+        const PlanResult result = plan(three, req);
+        std::map<std::string, int> out;
+        for (const std::string &host : hostPerRank(result.plan))
+            ++out[host];
+        return out;
+    };
+    using Counts = std::map<std::string, int>;
+    const std::string capped = "nodeA0:1,nodeA1:1,nodeA2:1";
+    for (const char *map : {"", "core", "package", "node", "slot", "hwthread"})
+        EXPECT_EQ(counts(8, capped, 3, map), (Counts{{"nodeA0", 1}, {"nodeA1", 1}, {"nodeA2", 1}}))
+            << map;
+    EXPECT_EQ(counts(8, "nodeA0:1,nodeA1:2", 3, "core"), (Counts{{"nodeA0", 1}, {"nodeA1", 2}}));
+    const std::string two = "nodeA0:2,nodeA1:2,nodeA2:2";
+    const Counts threeThreeTwo = {{"nodeA0", 3}, {"nodeA1", 3}, {"nodeA2", 2}};
+    EXPECT_EQ(counts(8, two, 8, "core:oversubscribe"), threeThreeTwo);
+    EXPECT_EQ(counts(2, two, 8, "core:oversubscribe"), threeThreeTwo);
+    EXPECT_EQ(counts(2, two, 8, "core:oversubscribe:span"), threeThreeTwo);
+    EXPECT_EQ(counts(8, two, 6, "core:span"),
+              (Counts{{"nodeA0", 2}, {"nodeA1", 2}, {"nodeA2", 2}}));
+    EXPECT_EQ(counts(8, two, 8, "core:oversubscribe:span"), threeThreeTwo);
+    const std::string four = "nodeA0:4,nodeA1:4,nodeA2:4";
+    EXPECT_EQ(counts(4, four, 8, "core:span"), threeThreeTwo);
+    EXPECT_EQ(counts(4, four, 2, "core:span"), (Counts{{"nodeA0", 1}, {"nodeA1", 1}}));
+    EXPECT_EQ(counts(4, four, 12, "core:span"),
+              (Counts{{"nodeA0", 4}, {"nodeA1", 4}, {"nodeA2", 4}}));
+    EXPECT_EQ(counts(4, four, 14, "core:oversubscribe:span"),
+              (Counts{{"nodeA0", 5}, {"nodeA1", 5}, {"nodeA2", 4}}));
+    EXPECT_EQ(counts(4, four, 8, "core"), (Counts{{"nodeA0", 4}, {"nodeA1", 4}}));
+    // The second application finds every slot taken and oversubscribes.
+    EXPECT_EQ(counts(2, two, 0, "core:oversubscribe", {AppRequest{6}, AppRequest{2}}),
+              threeThreeTwo);
+    // Asking for more than the caps is refused (here: not enough slots).
+    const Allocation three = {{{"nodeA0", 8, model}, {"nodeA1", 8, model}, {"nodeA2", 8, model}}};
+    PlanRequest over = request(4, "core");
+    over.host = test::host(capped);
+    EXPECT_EQ(error(three, over).rfind("There are not enough slots available", 0), 0u);
 }
 
 TEST(JobMapFormats, PrrteMaskAndLogicalList) {
