@@ -19,8 +19,13 @@ const std::vector<OptionSpec> &optionSpecs() {
          "stepmap: run only on the allocated hosts listed in file "
          "(name [slots=N] [max_slots=M])"},
         {"map-by", "policy",
-         "stepmap: place ranks by slot (default) or node, with :OVERSUBSCRIBE or "
-         ":NOOVERSUBSCRIBE"},
+         "stepmap: place ranks as mpirun does: slot, node, seq, core, hwthread, "
+         "l1cache/l2cache/l3cache, numa, package, ppr:N:obj, pe-list=..., rankfile, "
+         "with modifiers (:OVERSUBSCRIBE, :PE=n, :SPAN, :HWTCPUS, :FILE=, ...)"},
+        {"rank-by", "policy", "stepmap: number the ranks by slot, node, fill or span"},
+        {"bind-to", "object",
+         "stepmap: bind each rank to none, hwthread, core, l1cache/l2cache/l3cache, numa or "
+         "package (:overload-allowed, :if-supported)"},
         {"overbook", nullptr,
          "stepmap: when there are more ranks than CPUs, spread them evenly (ParaStation "
          "PSI_OVERBOOK)"},
@@ -84,6 +89,8 @@ StepmapOptions mergeOptions(const std::map<std::string, std::string> &commandLin
     o.host = pick("host");
     o.hostfile = pick("hostfile");
     o.mapBy = pick("map-by");
+    o.rankBy = pick("rank-by");
+    o.bindTo = pick("bind-to");
     o.overbook = pick("overbook").has_value();
     o.loopNodesFirst = pick("loop-nodes-first").has_value();
     o.nodesSort = pick("nodes-sort");
@@ -101,6 +108,14 @@ Expected<bool> checkOptionValue(const std::string &name, const std::string &valu
         auto m = parseMapBy(value);
         if (!m)
             return m.error();
+    } else if (name == "rank-by") {
+        auto r = parseRankBy(value);
+        if (!r)
+            return r.error();
+    } else if (name == "bind-to") {
+        auto b = parseBindTo(value);
+        if (!b)
+            return b.error();
     } else if (name == "nodes-sort") {
         auto sort = parseNodesSort(value, "--nodes-sort");
         if (!sort)

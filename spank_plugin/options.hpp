@@ -28,6 +28,8 @@ struct StepmapOptions {
     std::optional<std::string> host;
     std::optional<std::string> hostfile; // a path, read as the user in srun
     std::optional<std::string> mapBy;
+    std::optional<std::string> rankBy;
+    std::optional<std::string> bindTo;
     bool overbook = false;
     bool loopNodesFirst = false;
     std::optional<std::string> nodesSort;
@@ -35,8 +37,8 @@ struct StepmapOptions {
     bool displayMap = false;
 
     bool any() const {
-        return host || hostfile || mapBy || overbook || loopNodesFirst || nodesSort || tpp ||
-               displayMap;
+        return host || hostfile || mapBy || rankBy || bindTo || overbook || loopNodesFirst ||
+               nodesSort || tpp || displayMap;
     }
 };
 

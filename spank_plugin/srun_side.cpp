@@ -4,14 +4,17 @@
 #include "host_list.hpp"
 #include "job_map.hpp"
 #include "map_policy.hpp"
+#include "node_model.hpp"
 #include "parastation_placement.hpp"
 #include "planner.hpp"
 #include "plugin_log.hpp"
 #include "psi_environment.hpp"
+#include "rankfile.hpp"
 #include "srun_command_line.hpp"
 #include "wire/secret.hpp"
 
 #include <netdb.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -133,6 +136,83 @@ std::vector<NodeFigures> nodeFigures(const node_info_msg_t &table, const Allocat
     return figures;
 }
 
+// Whether the request needs each node's hardware (cores, caches, NUMA):
+// object mappings and bindings. Without it, nodes are plain slot counts.
+bool needsHardware(const PlanRequest &req) {
+    auto objectMap = [](const MapPolicy &m) {
+        return m.by != MapBy::Slot && m.by != MapBy::Node && m.by != MapBy::Default &&
+               m.by != MapBy::Seq;
+    };
+    auto binds = [](const std::optional<BindPolicy> &b) { return b && b->to != BindTo::None; };
+    if (objectMap(req.map) || binds(req.bind) || req.map.pe)
+        return true;
+    for (const AppRequest &app : req.apps)
+        if ((app.map && (objectMap(*app.map) || app.map->pe)) || binds(app.bind))
+            return true;
+    return false;
+}
+
+// Each allocated node's model from Slurm: its shape (sockets, cores,
+// threads) and the CPUs this job holds there (all of them when srun makes
+// its own allocation). Nodes alike share one model.
+Expected<bool> attachNodeModels(Allocation &alloc, const node_info_msg_t &table, bool insideJob) {
+    job_info_msg_t *jobs = nullptr;
+    std::unique_ptr<job_info_msg_t, decltype(&slurm_free_job_info_msg)> jobOwner(
+        nullptr, slurm_free_job_info_msg);
+    if (insideJob) {
+        auto id = env("SLURM_JOB_ID");
+        uint32_t jobId = id ? static_cast<uint32_t>(std::strtoul(id->c_str(), nullptr, 10)) : 0;
+        if (!jobId || slurm_load_job(&jobs, jobId, SHOW_DETAIL) != SLURM_SUCCESS || !jobs ||
+            jobs->record_count < 1)
+            return UserError{std::string("cannot read this job's CPUs from Slurm: ") +
+                             slurm_strerror(slurm_get_errno())};
+        jobOwner.reset(jobs);
+    }
+    std::map<std::string, const node_info_t *, std::less<>> byName;
+    for (uint32_t i = 0; i < table.record_count; ++i)
+        if (table.node_array[i].name)
+            byName[table.node_array[i].name] = &table.node_array[i];
+    std::map<std::string, std::shared_ptr<const NodeModel>> shared;
+    for (AllocatedNode &node : alloc.nodes) {
+        auto it = byName.find(node.name);
+        if (it == byName.end())
+            return UserError{"Slurm's node table has no node " + node.name};
+        const node_info_t &n = *it->second;
+        SlurmNodeShape shape;
+        shape.sockets = std::max<int>(1, n.sockets);
+        shape.coresPerSocket = std::max<int>(1, n.cores);
+        shape.threadsPerCore = std::max<int>(1, n.threads);
+        std::string ids;
+        if (jobs) {
+            char buf[4096] = "";
+            if (slurm_job_cpus_allocated_str_on_node(buf, sizeof buf, jobs->job_array[0].job_resrcs,
+                                                     node.name.c_str()) != SLURM_SUCCESS)
+                return UserError{"cannot read this job's CPUs on " + node.name + " from Slurm"};
+            ids = buf;
+        }
+        std::string key = std::to_string(shape.sockets) + "/" +
+                          std::to_string(shape.coresPerSocket) + "/" +
+                          std::to_string(shape.threadsPerCore) + "/" + ids;
+        auto &model = shared[key];
+        if (!model) {
+            std::vector<std::uint32_t> cpuIds;
+            if (!ids.empty()) {
+                auto parsed = parseCpuIdList(ids);
+                if (!parsed)
+                    return UserError{"Slurm's CPU ids of " + node.name + ": " +
+                                     parsed.error().message};
+                cpuIds = std::move(parsed.value());
+            }
+            auto built = buildSlurmNodeModel(shape, cpuIds);
+            if (!built)
+                return UserError{"node " + node.name + ": " + built.error().message};
+            model = std::move(built.value());
+        }
+        node.model = model;
+    }
+    return true;
+}
+
 } // namespace
 
 void SrunSide::refuse(const std::string &message) {
@@ -175,20 +255,19 @@ int SrunSide::init(spank_t) {
     // Make Slurm start exactly the plan: one line per rank, in rank order,
     // with the arbitrary distribution (set before srun reads its environment,
     // so the inherited task and node counts give way to the hostfile).
-    const char *tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/stepmap-hostfile.XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    int fd = mkstemp(buf.data());
+    // The host file lives in memory (a memfd srun opens as /proc/self/fd/N):
+    // no file on disk that an srun failing later could leave behind.
+    int fd = memfd_create("stepmap-hostfile", MFD_CLOEXEC);
     if (fd < 0)
-        refuse("cannot create the step's host file " + templ + ": " + std::strerror(errno));
-    hostfilePath_ = buf.data();
+        refuse(std::string("cannot create the step's host file: ") + std::strerror(errno));
+    hostfileFd_ = fd;
+    hostfilePath_ = "/proc/self/fd/" + std::to_string(fd);
     std::string lines;
     for (auto &r : plan_.ranks)
         lines += plan_.nodes[r.node].name + "\n";
     if (write(fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()))
-        refuse("cannot write the step's host file " + hostfilePath_);
-    close(fd);
+        refuse("cannot write the step's host file");
+    lseek(fd, 0, SEEK_SET);
 
     setenv("SLURM_HOSTFILE", hostfilePath_.c_str(), 1);
     setenv("SLURM_DISTRIBUTION", "arbitrary", 1);
@@ -214,11 +293,12 @@ int SrunSide::init(spank_t) {
                " bytes encoded); use --map-by slot or nodes with equal CPU counts");
     setenv("STEPMAP_PLAN", encoded.c_str(), 1);
 
-    if (options_.displayMap) {
+    if (options_.displayMap || report_.display) {
         auto job = env("SLURM_JOB_ID");
-        JobMapHeader header = jobMapHeader(request_, job ? *job : "N/A");
+        JobMapHeader header = reportedJobMapHeader(report_, job ? *job : "N/A");
         describeParaStationMapping(header, request_);
-        std::string map = formatJobMap(plan_, header);
+        std::string map = formatJobMap(plan_, header, allocation_,
+                                       JobMapOptions{BoundStyle::Prrte, report_.hwthreadCpus});
         std::fwrite(map.data(), 1, map.size(), stderr);
         std::fflush(stderr);
     }
@@ -289,6 +369,40 @@ Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
         if (!m)
             return UserError{"--map-by " + *options_.mapBy + ": " + m.error().message};
         req.map = m.value();
+        // seq and rankfile read their FILE= (else the hostfile) as the user.
+        if (req.map.by == MapBy::Seq || req.map.by == MapBy::Rankfile) {
+            std::string path =
+                !req.map.file.empty() ? req.map.file : options_.hostfile.value_or("");
+            if (path.empty())
+                return UserError{"--map-by " + *options_.mapBy +
+                                 " needs a file: add :FILE=path (or give --hostfile)"};
+            auto text = readHostfile(path);
+            if (!text)
+                return text.error();
+            if (req.map.by == MapBy::Seq) {
+                auto seq = parseSequenceFile(text.value(), path);
+                if (!seq)
+                    return seq.error();
+                req.sequence = std::move(seq.value());
+            } else {
+                auto rf = parseRankfile(text.value(), path);
+                if (!rf)
+                    return rf.error();
+                req.rankfile = std::move(rf.value());
+            }
+        }
+    }
+    if (options_.rankBy) {
+        auto r = parseRankBy(*options_.rankBy);
+        if (!r)
+            return UserError{"--rank-by " + *options_.rankBy + ": " + r.error().message};
+        req.rank = r.value();
+    }
+    if (options_.bindTo) {
+        auto b = parseBindTo(*options_.bindTo);
+        if (!b)
+            return UserError{"--bind-to " + *options_.bindTo + ": " + b.error().message};
+        req.bind = b.value();
     }
     // --overbook, --loop-nodes-first, --nodes-sort, --tpp and their PSI_*
     // equivalents (options win).
@@ -307,10 +421,23 @@ Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
         }
         req.parastation.figures = nodeFigures(*table, alloc, ownAllocation);
     }
-    auto p = makePlan(alloc, req);
+    if (needsHardware(req)) {
+        if (!table) {
+            auto loaded = loadNodeTable();
+            if (!loaded)
+                return loaded.error();
+            table = std::move(loaded.value());
+        }
+        auto attached = attachNodeModels(alloc, *table, ownAllocation);
+        if (!attached)
+            return attached.error();
+    }
+    auto p = planJob(alloc, req);
     if (!p)
         return p.error();
-    plan_ = std::move(p.value());
+    plan_ = std::move(p.value().plan);
+    report_ = std::move(p.value().report);
+    allocation_ = std::move(alloc);
     request_ = std::move(req);
     return true;
 }
@@ -336,9 +463,9 @@ int SrunSide::optionSeen(const std::string &name, const std::string &value) {
 
 int SrunSide::initPostOpt(spank_t) {
     // srun has read the host file by now.
-    if (!hostfilePath_.empty()) {
-        unlink(hostfilePath_.c_str());
-        hostfilePath_.clear();
+    if (hostfileFd_ >= 0) {
+        close(hostfileFd_);
+        hostfileFd_ = -1;
     }
     return 0;
 }
@@ -406,8 +533,10 @@ int SrunSide::localUserInit(spank_t sp) {
 int SrunSide::exit(spank_t) {
     if (!active_)
         return 0;
-    if (!hostfilePath_.empty())
-        unlink(hostfilePath_.c_str());
+    if (hostfileFd_ >= 0) {
+        close(hostfileFd_);
+        hostfileFd_ = -1;
+    }
     if (hub_) {
         hub_->shutdown(0, "srun is done");
         hub_.reset();

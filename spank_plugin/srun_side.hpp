@@ -4,8 +4,11 @@
 // options, makes Slurm start exactly that plan, checks the step Slurm
 // created, and runs the step's rendezvous hub.
 
+#include "allocation.hpp"
 #include "launch_plan.hpp"
 #include "options.hpp"
+#include "plan_report.hpp"
+#include "plan_request.hpp"
 #include "psi_environment.hpp"
 #include "rendezvous_hub.hpp"
 #include "site_config.hpp"
@@ -44,7 +47,10 @@ private:
     std::optional<std::string> ntasks_;
     LaunchPlan plan_;
     PlanRequest request_;
-    std::string hostfilePath_;
+    PlanReport report_;
+    Allocation allocation_;    // with node models when the plan needed them
+    std::string hostfilePath_; // /proc/self/fd/N of an in-memory file
+    int hostfileFd_ = -1;
     double planMs_ = 0;
     // PSI_* variables ignored because an option or an earlier one won;
     // logged with the plan's cost once srun knows its verbosity.

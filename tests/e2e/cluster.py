@@ -100,8 +100,7 @@ def leftovers(wait=5.0):
                                stdout=subprocess.PIPE, text=True).stdout.strip()
         procs = [p for p in procs.splitlines() if "pgrep" not in p and not _zombie(p)]
         dirs = glob.glob(os.path.join(SERVER_TMPDIR, "stepmap.*"))
-        files = glob.glob("/tmp/stepmap-hostfile.*")
-        found = procs + dirs + files
+        found = procs + dirs
         if not found or time.time() > deadline:
             return found
         time.sleep(0.2)

@@ -9,7 +9,7 @@ import unittest
 from collections import defaultdict
 
 import cluster
-from cluster import MPI_HELLO, PMIX_CLIENT, hello_ranks, leftovers, srun
+from cluster import MPI_HELLO, PMIX_CLIENT, hello_ranks, leftovers, run_as_user, srun
 
 
 def client_facts(stdout):
@@ -74,6 +74,42 @@ class TopologyTest(unittest.TestCase):
         self.assertEqual(sorted(facts[2]["peer_locality"]), [2])
         for loc in facts[0]["peer_locality"].values():
             self.assertRegex(loc, r"^SK\d")
+
+    def test_bind_to_core_is_enforced_and_reported(self):
+        # Inside an allocation (2 CPUs on each of 4 nodes): each rank bound
+        # to one core; its affinity, PMIX_CPUSET and the job map all agree.
+        r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "-n", "8", "--map-by", "core",
+                         "--bind-to", "core", "--display-map", PMIX_CLIENT])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Mapping policy: BYCORE", r.stderr)
+        bound = re.findall(r"Process rank: (\d+) Bound: package\[0\]\[core:L(\d+)\]", r.stderr)
+        self.assertEqual(len(bound), 8, r.stderr)
+        facts = client_facts(r.stdout)
+        self.assertEqual(sorted(facts), list(range(8)))
+        for rank, core in bound:
+            f = facts[int(rank)]
+            with self.subTest(rank=rank):
+                self.assertEqual(cpus(f["allowed"]), {int(core)})
+                self.assertEqual(f["cpuset"], f"hwloc:{core}")
+                self.assertRegex(f["locality"], rf"CR{core}(:|$)")
+
+    def test_open_mpi_reports_the_planned_binding(self):
+        r = run_as_user(["salloc", "-N", "2", "-n", "4", "srun", "-n", "4", "--map-by", "core",
+                         "--bind-to", "core", MPI_HELLO],
+                        extra_env={"OMPI_MCA_hwloc_base_report_bindings": "1"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        reported = dict(re.findall(r"MCW rank (\d+) bound to socket 0\[core (\d+)\[hwt 0\]\]:",
+                                   r.stderr))
+        # map-by core fills n1's cores 0,1 then n2's: ranks 0,2 on core 0.
+        self.assertEqual(reported, {"0": "0", "1": "1", "2": "0", "3": "1"}, r.stderr)
+
+    def test_bind_to_none_leaves_the_cgroup(self):
+        r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "-n", "4", "--map-by", "core",
+                         "--bind-to", "none", PMIX_CLIENT])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for rank, f in client_facts(r.stdout).items():
+            self.assertEqual(f["cpuset"], "none")
+            self.assertEqual(cpus(f["allowed"]), cpus(f["cgroup"]))
 
     def test_open_mpi_shared_memory_groups_are_nodes(self):
         r = srun("-n", "6", "--map-by", "node", MPI_HELLO)
