@@ -26,6 +26,7 @@ const OptionSpec kOptions[] = {
     {"--topology", Kind::Value, &CliOptions::topologyFile},
     {"--synthetic", Kind::Value, &CliOptions::synthetic},
     {"--slurm-shape", Kind::Value, &CliOptions::slurmShape},
+    {"--always-hardware", Kind::Flag, nullptr, nullptr, &CliOptions::alwaysHardware},
     {"--host", Kind::Value, &CliOptions::host},
     {"--hostfile", Kind::Value, &CliOptions::hostfile},
     {"--nodes-sort", Kind::Value, &CliOptions::nodesSort},
@@ -108,7 +109,7 @@ Expected<CliOptions> parseCommandLine(const std::vector<std::string> &args) {
                 options.*(spec->flag) = true;
             continue;
         }
-        if (spec->kind != Kind::AppValue && options.apps.size() > 1)
+        if (spec->global && options.apps.size() > 1)
             return UserError{std::string(spec->name) +
                              " after ':' - it applies to the whole job; write it before the "
                              "first ':' (after ':' only -n, --map-by, --rank-by and --bind-to)"};
@@ -161,6 +162,8 @@ Node hardware (optional; without it nodes are plain slot counts):
   --slurm-shape S:C:T            sockets:cores-per-socket:threads-per-core
   As srun does, the hardware is used only when the request needs it (an
   object --map-by, PE=n, or a --bind-to other than none).
+  --always-hardware              use it always, as mpirun does (then the
+                                 defaults map by core and bind)
 Placement (as srun with stepmap):
   -n, --np N        processes           --host LIST       --hostfile FILE
   --map-by POLICY[:MODIFIERS]  (seq/rankfile read :FILE=path, else --hostfile)

@@ -33,6 +33,9 @@ struct CliOptions {
     std::optional<std::string> topologyFile;
     std::optional<std::string> synthetic;
     std::optional<std::string> slurmShape;
+    // Give every node its hardware even when the request does not need it
+    // (as mpirun, which always knows the topology); srun does not.
+    bool alwaysHardware = false;
     // Placement, as srun takes it.
     std::optional<std::string> host;
     std::optional<std::string> hostfile;

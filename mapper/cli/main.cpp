@@ -46,7 +46,8 @@ int main(int argc, char **argv) {
     auto allocation = loadAllocation(options.value());
     if (!allocation)
         return fail(allocation.error().message, kInputError);
-    auto hardware = addHardware(allocation.value(), options.value(), needsHardware(*request));
+    auto hardware = addHardware(allocation.value(), options.value(),
+                                options->alwaysHardware || needsHardware(*request));
     if (!hardware)
         return fail(hardware.error().message, kInputError);
 
