@@ -140,8 +140,10 @@ SrunCommandLine scanSrunCommandLine(const std::vector<std::string> &args,
         const std::string &a = args[i];
         if (a == "--")
             break;
-        if (a.size() < 2 || a[0] != '-')
-            break; // the program to run
+        if (a.size() < 2 || a[0] != '-') {
+            out.program = a; // the program to run (or --multi-prog's file)
+            break;
+        }
         if (a[1] == '-') {
             std::string name = a.substr(2);
             std::optional<std::string> value;
@@ -160,6 +162,8 @@ SrunCommandLine scanSrunCommandLine(const std::vector<std::string> &args,
                 out.ntasks = value;
             else if (name == "mpi")
                 out.mpi = value;
+            else if (name == "multi-prog")
+                out.multiProg = true;
             if (kLayoutLong.count(name))
                 out.layoutOptions.push_back("--" + name);
             continue;

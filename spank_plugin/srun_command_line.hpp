@@ -18,7 +18,9 @@ struct SrunCommandLine {
     std::optional<std::string> ntasks; // -n / --ntasks, verbatim
     // srun options that decide the layout themselves, as written, e.g. "-N".
     std::vector<std::string> layoutOptions;
-    std::optional<std::string> mpi; // --mpi value
+    std::optional<std::string> mpi;     // --mpi value
+    bool multiProg = false;             // --multi-prog
+    std::optional<std::string> program; // the first word after the options
 };
 
 // args: argv without argv[0]. stepmapNames: the plugin's long options and

@@ -4,6 +4,7 @@
 #include "host_list.hpp"
 #include "job_map.hpp"
 #include "map_policy.hpp"
+#include "multi_prog.hpp"
 #include "node_model.hpp"
 #include "parastation_placement.hpp"
 #include "planner.hpp"
@@ -240,6 +241,8 @@ int SrunSide::init(spank_t) {
     for (auto &[k, v] : cmd.stepmapOptions)
         planned_[k] = v;
     ntasks_ = cmd.ntasks;
+    if (cmd.multiProg)
+        multiProgFile_ = cmd.program.value_or("");
 
     if (cmd.mpi && *cmd.mpi != "none")
         refuse("--mpi=" + *cmd.mpi + " conflicts with " + engaged +
@@ -391,6 +394,27 @@ Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
                 req.rankfile = std::move(rf.value());
             }
         }
+    }
+    if (multiProgFile_) {
+        // srun --multi-prog: each line of its file is an application context.
+        auto text = readHostfile(*multiProgFile_);
+        if (!text)
+            return UserError{"--multi-prog: " + text.error().message};
+        auto apps = multiProgApps(text.value(), *multiProgFile_);
+        if (!apps)
+            return apps.error();
+        int total = 0;
+        for (int n : apps.value()) {
+            AppRequest app;
+            app.np = n;
+            req.apps.push_back(app);
+            total += n;
+        }
+        if (req.np && *req.np != total)
+            return UserError{"-n " + std::to_string(*req.np) + " differs from the " +
+                             std::to_string(total) + " ranks of --multi-prog file " +
+                             *multiProgFile_ + "; give -n " + std::to_string(total)};
+        req.np.reset();
     }
     if (options_.rankBy) {
         auto r = parseRankBy(*options_.rankBy);

@@ -45,6 +45,7 @@ private:
     std::map<std::string, std::string> planned_; // option values used for the plan
     StepmapOptions options_;
     std::optional<std::string> ntasks_;
+    std::optional<std::string> multiProgFile_; // srun --multi-prog's configuration
     LaunchPlan plan_;
     PlanRequest request_;
     PlanReport report_;

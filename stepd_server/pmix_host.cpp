@@ -228,7 +228,15 @@ Expected<bool> PmixHost::registerNamespace() {
     job.addU32(PMIX_UNIV_SIZE, np);
     job.addU32(PMIX_JOB_SIZE, np);
     job.addU32(PMIX_MAX_PROCS, np);
-    job.addU32(PMIX_JOB_NUM_APPS, 1);
+    // Application contexts (MPMD): size and leader (lowest rank) of each.
+    const std::uint32_t apps = std::max<std::uint32_t>(1, plan.appCount());
+    std::vector<std::uint32_t> appSize(apps, 0), appLeader(apps, np);
+    for (std::uint32_t r = 0; r < np; ++r) {
+        const std::uint32_t a = plan.ranks[r].app;
+        ++appSize[a];
+        appLeader[a] = std::min(appLeader[a], r);
+    }
+    job.addU32(PMIX_JOB_NUM_APPS, apps);
     job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
     job.add(PMIX_NODE_MAP, nodeRegex, PMIX_REGEX);
     job.add(PMIX_PROC_MAP, ppnRegex, PMIX_REGEX);
@@ -241,11 +249,11 @@ Expected<bool> PmixHost::registerNamespace() {
         job.addRank(PMIX_LOCALLDR, local.front());
     }
     job.addU32(PMIX_NODEID, me);
-    {
+    for (std::uint32_t a = 0; a < apps; ++a) {
         InfoList app;
-        app.addU32(PMIX_APPNUM, 0);
-        app.addU32(PMIX_APP_SIZE, np);
-        app.addRank(PMIX_APPLDR, 0);
+        app.addU32(PMIX_APPNUM, a);
+        app.addU32(PMIX_APP_SIZE, appSize[a]);
+        app.addRank(PMIX_APPLDR, appLeader[a] < np ? appLeader[a] : 0);
         job.addList(PMIX_APP_INFO_ARRAY, app);
     }
     // Per rank data; once any is given, PMIx derives nothing, so give all.
@@ -253,7 +261,7 @@ Expected<bool> PmixHost::registerNamespace() {
         const RankPlacement &p = plan.ranks[r];
         InfoList proc;
         proc.addRank(PMIX_RANK, r);
-        proc.addU32(PMIX_APPNUM, 0);
+        proc.addU32(PMIX_APPNUM, p.app);
         proc.addU16(PMIX_LOCAL_RANK, static_cast<std::uint16_t>(p.localRank));
         proc.addU16(PMIX_NODE_RANK, static_cast<std::uint16_t>(p.nodeRank));
         proc.addU32(PMIX_NODEID, p.node);

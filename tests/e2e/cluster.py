@@ -83,12 +83,18 @@ def hello_ranks(stdout):
     """{rank: (node, size, nspace, sum, shared)} from mpi_hello's output."""
     ranks = {}
     for line in stdout.splitlines():
-        m = re.match(r"^rank (\d+) size (\d+) node (\S+) nspace (\S+) sum (-?\d+) shared (\d+)$",
+        m = re.match(r"^rank (\d+) size (\d+) node (\S+) nspace (\S+) sum (-?\d+) shared (\d+)(?: app -?\d+)?$",
                      line)
         if m:
             ranks[int(m.group(1))] = (m.group(3), int(m.group(2)), m.group(4),
                                       int(m.group(5)), int(m.group(6)))
     return ranks
+
+
+def hello_apps(stdout):
+    """{rank: MPI_APPNUM} from mpi_hello's output."""
+    return {int(m.group(1)): int(m.group(2))
+            for m in re.finditer(r"^rank (\d+) .* app (-?\d+)$", stdout, re.M)}
 
 
 def leftovers(wait=5.0):

@@ -171,6 +171,25 @@ class SpineTest(unittest.TestCase):
             if os.path.exists(out):
                 os.unlink(out)
 
+    def test_multi_prog_lines_are_application_contexts(self):
+        conf = write_user_file(f"# two programs\n0-1 {MPI_HELLO}\n2-4 {MPI_HELLO}\n")
+        try:
+            r = srun("-n", "5", "--map-by", "node", "--multi-prog", conf)
+            # As mpirun maps "a : b": each application context from the
+            # first node on (ranks 0-1 app 0, ranks 2-4 app 1).
+            self.assertRanksOn(r, ["n1", "n2", "n1", "n2", "n3"])
+            self.assertEqual(cluster.hello_apps(r.stdout), {0: 0, 1: 0, 2: 1, 3: 1, 4: 1})
+        finally:
+            os.unlink(conf)
+
+    def test_multi_prog_out_of_order_is_refused(self):
+        conf = write_user_file(f"2-3 {MPI_HELLO}\n0-1 {MPI_HELLO}\n")
+        try:
+            r = srun("-n", "4", "--map-by", "node", "--multi-prog", conf)
+            self.assertRefused(r, conf, "line 1", "consecutive ranks")
+        finally:
+            os.unlink(conf)
+
     def test_without_options_srun_is_untouched(self):
         r = srun("-n", "2", "-N", "2", "env")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -1,6 +1,7 @@
 /* The MPI program the end-to-end tests launch. Each rank prints one line:
- *   rank R size N node NODE nspace NS sum S shared L
- * where L is the size of its MPI_COMM_TYPE_SHARED communicator, NODE is the Slurm node it runs on, NS the PMIx namespace that
+ *   rank R size N node NODE nspace NS sum S shared L app A
+ * where L is the size of its MPI_COMM_TYPE_SHARED communicator, A its
+ * MPI_APPNUM (application context), NODE is the Slurm node it runs on, NS the PMIx namespace that
  * served it and S the result of an MPI_Allreduce of all ranks (must be
  * N*(N-1)/2). With "abort R STATUS", rank R calls MPI_Abort(STATUS) after
  * the Allreduce while the others wait in a barrier. With "die R STATUS",
@@ -33,8 +34,11 @@ int main(int argc, char **argv)
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
         MPI_Comm_size(shared, &shared_size);
         MPI_Comm_free(&shared);
-        printf("rank %d size %d node %s nspace %s sum %ld shared %d\n", rank, size,
-               node ? node : "?", ns ? ns : "?", sum, shared_size);
+        int *appnum = NULL, has_appnum = 0;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &has_appnum);
+        printf("rank %d size %d node %s nspace %s sum %ld shared %d app %d\n", rank, size,
+               node ? node : "?", ns ? ns : "?", sum, shared_size,
+               has_appnum && appnum ? *appnum : -1);
     }
     fflush(stdout);
     if (argc == 4 && strcmp(argv[1], "abort") == 0) {
