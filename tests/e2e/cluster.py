@@ -6,7 +6,9 @@ import glob
 import os
 import re
 import subprocess
+import tempfile
 import time
+import unittest
 
 SOURCE_ROOT = os.environ.get("STEPMAP_SOURCE_ROOT",
                              os.path.dirname(os.path.dirname(os.path.dirname(
@@ -131,3 +133,45 @@ def server_logs(nspace):
         with open(path) as f:
             logs[node] = f.read()
     return logs
+
+
+def write_user_file(text):
+    """A file the test user can read, in /tmp; the caller removes it."""
+    fd, path = tempfile.mkstemp(prefix="stepmap-test-", dir="/tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+    return path
+
+
+class StepTestCase(unittest.TestCase):
+    """Starts the cluster once; after every test, nothing of stepmap may be
+    left on any node."""
+
+    @classmethod
+    def setUpClass(cls):
+        start_cluster()
+
+    def tearDown(self):
+        self.assertEqual(leftovers(), [], "a step left processes or files behind")
+
+    def assertRanksOn(self, result, expected_nodes):
+        """mpi_hello ran with rank r on expected_nodes[r], a correct
+        Allreduce everywhere, served by stepmap (not Slurm's mpi/pmix)."""
+        self.assertEqual(result.returncode, 0, result.stderr)
+        ranks = hello_ranks(result.stdout)
+        n = len(expected_nodes)
+        self.assertEqual(sorted(ranks), list(range(n)), result.stdout + result.stderr)
+        for r, node in enumerate(expected_nodes):
+            got_node, size, nspace, total, _shared = ranks[r]
+            self.assertEqual(got_node, node, f"rank {r}")
+            self.assertEqual(size, n, f"rank {r} size")
+            self.assertEqual(total, n * (n - 1) // 2, f"rank {r} allreduce")
+            self.assertTrue(nspace.startswith("stepmap."), nspace)
+
+    def assertRefused(self, result, *needles):
+        """srun failed before any task started, saying all of needles."""
+        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(hello_ranks(result.stdout), {}, "a task started")
+        for needle in needles:
+            self.assertIn(needle, result.stderr)

@@ -5,20 +5,11 @@ shared/notes/parastation.md)."""
 
 import os
 import re
-import tempfile
 import time
 import unittest
 
 import cluster
-from cluster import hello_ranks, leftovers, srun, run_as_user, MPI_HELLO
-
-
-def write_user_file(text):
-    fd, path = tempfile.mkstemp(prefix="stepmap-test-", dir="/tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(path, 0o644)
-    return path
+from cluster import MPI_HELLO, hello_ranks, run_as_user, srun, write_user_file
 
 
 # Task-level facts without MPI: rank, node, CPUs the task may run on, and
@@ -36,32 +27,7 @@ def task_facts(stdout):
     return facts
 
 
-class ParaStationTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cluster.start_cluster()
-
-    def tearDown(self):
-        self.assertEqual(leftovers(), [], "a step left processes or files behind")
-
-    def assertRanksOn(self, result, expected_nodes):
-        self.assertEqual(result.returncode, 0, result.stderr)
-        ranks = hello_ranks(result.stdout)
-        n = len(expected_nodes)
-        self.assertEqual(sorted(ranks), list(range(n)), result.stdout + result.stderr)
-        got = [ranks[r][0] for r in range(n)]
-        self.assertEqual(got, expected_nodes)
-        for r in range(n):
-            self.assertEqual(ranks[r][1], n, f"rank {r} size")
-            self.assertEqual(ranks[r][3], n * (n - 1) // 2, f"rank {r} allreduce")
-            self.assertTrue(ranks[r][2].startswith("stepmap."), ranks[r][2])
-
-    def assertRefused(self, result, *needles):
-        self.assertNotEqual(result.returncode, 0)
-        self.assertEqual(hello_ranks(result.stdout), {}, "a task started")
-        for needle in needles:
-            self.assertIn(needle, result.stderr)
-
+class ParaStationTest(cluster.StepTestCase):
     # -------------------------------------------------------- the options
 
     def test_loop_nodes_first(self):

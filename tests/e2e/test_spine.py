@@ -3,43 +3,14 @@
 
 import os
 import re
-import tempfile
 import time
 import unittest
 
 import cluster
-from cluster import hello_ranks, leftovers, srun, run_as_user, MPI_HELLO
+from cluster import MPI_HELLO, hello_ranks, run_as_user, srun, write_user_file
 
 
-def write_user_file(text):
-    fd, path = tempfile.mkstemp(prefix="stepmap-test-", dir="/tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(path, 0o644)
-    return path
-
-
-class SpineTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cluster.start_cluster()
-
-    def tearDown(self):
-        self.assertEqual(leftovers(), [], "a step left processes or files behind")
-
-    def assertRanksOn(self, result, expected_nodes):
-        self.assertEqual(result.returncode, 0, result.stderr)
-        ranks = hello_ranks(result.stdout)
-        n = len(expected_nodes)
-        self.assertEqual(sorted(ranks), list(range(n)), result.stdout + result.stderr)
-        for r, node in enumerate(expected_nodes):
-            got_node, size, nspace, total, _shared = ranks[r]
-            self.assertEqual(got_node, node, f"rank {r}")
-            self.assertEqual(size, n)
-            self.assertEqual(total, n * (n - 1) // 2)
-            # Served by stepmap's own server, not Slurm's mpi/pmix.
-            self.assertTrue(nspace.startswith("stepmap."), nspace)
-
+class SpineTest(cluster.StepTestCase):
     def test_map_by_node_round_robin(self):
         r = srun("-n", "6", "--map-by", "node", MPI_HELLO)
         self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
@@ -108,12 +79,6 @@ class SpineTest(unittest.TestCase):
     def test_overbook_spreads_evenly(self):
         r = srun("--overbook", "-n", "10", MPI_HELLO)
         self.assertRanksOn(r, ["n1"] * 4 + ["n2"] * 2 + ["n3"] * 2 + ["n4"] * 2)
-
-    def assertRefused(self, result, *needles):
-        self.assertNotEqual(result.returncode, 0)
-        self.assertEqual(hello_ranks(result.stdout), {}, "a task started")
-        for needle in needles:
-            self.assertIn(needle, result.stderr)
 
     def test_host_outside_allocation_is_refused(self):
         r = srun("--host", "n9", "-n", "2", MPI_HELLO)
