@@ -40,6 +40,9 @@ struct RendezvousHub::State {
         std::map<std::uint32_t, std::string> data;
     };
     std::map<std::string, Fence> fences;
+    // Direct-modex requests for nodes whose server has not connected yet;
+    // sent on as soon as it does (each requester has its own deadline).
+    std::map<std::uint32_t, std::vector<std::string>> waitingForServer;
 
     void onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
     void onClosed(uvnet::FrameConnection &c, const std::string &why);
@@ -75,6 +78,11 @@ void RendezvousHub::State::onFrames(uvnet::FrameConnection &c, std::vector<wire:
             pending.erase(&c);
             c.tag = node;
             servers[node] = &c;
+            if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
+                for (auto &payload : w->second)
+                    c.send(MessageType::DmodexRequest, payload);
+                waitingForServer.erase(w);
+            }
             continue;
         }
         handle(static_cast<std::uint32_t>(c.tag), c, f);
@@ -119,10 +127,7 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
         }
         std::uint32_t owner = nodeOfRank[m->rank];
         if (!servers.count(owner)) {
-            // The owner has not connected yet; PMIx retries on its own
-            // timeout, so answer "not found" rather than hold the request.
-            sendTo(node, MessageType::DmodexResponse,
-                   wire::encode(wire::DmodexResponseMsg{m->requestId, node, -46, {}}));
+            waitingForServer[owner].push_back(f.payload);
             return;
         }
         sendTo(owner, MessageType::DmodexRequest, f.payload);

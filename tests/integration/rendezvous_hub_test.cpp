@@ -132,6 +132,22 @@ TEST_F(HubTest, DirectModexIsRoutedToTheOwnerAndBack) {
     EXPECT_EQ(resp->data, "rank3-data");
 }
 
+TEST_F(HubTest, DirectModexWaitsForTheOwnersServer) {
+    // Rank 3 lives on node 1, whose server connects only after the request.
+    Peer a(&loop, hub->port(), secret, 0);
+    ASSERT_TRUE(runUntil(&loop, [&] { return a.ready; }));
+    a.conn->send(MessageType::DmodexRequest, encode(DmodexRequestMsg{7, 0, 3}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    uv_run(&loop, UV_RUN_NOWAIT);
+    EXPECT_TRUE(a.frames.empty());
+    Peer b(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return !b.frames.empty(); }));
+    auto req = decodeDmodexRequest(b.frames[0].payload);
+    ASSERT_TRUE(req);
+    EXPECT_EQ(req->requestId, 7u);
+    EXPECT_EQ(req->rank, 3u);
+}
+
 TEST_F(HubTest, AbortIsReported) {
     Peer a(&loop, hub->port(), secret, 0);
     ASSERT_TRUE(runUntil(&loop, [&] { return a.ready; }));
