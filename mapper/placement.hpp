@@ -242,6 +242,12 @@ private:
     std::optional<UserError> placeSequence(std::uint32_t app,
                                            const std::vector<std::uint32_t> &nodeOfProc,
                                            MapOptions &options);
+    // The listed nodes as slot counts, for the mappers of rank_mappers.hpp.
+    std::vector<NodeSlots> slotView(const std::vector<std::uint32_t> &list) const;
+    // placeSequence over the nodes `order` names (positions into `slots`).
+    std::optional<UserError> placeInOrder(std::uint32_t app, const std::vector<NodeSlots> &slots,
+                                          const std::vector<std::uint32_t> &order,
+                                          MapOptions &options);
 
     void addToMap(std::uint32_t node);
     bool topologyKnown(std::uint32_t node) const { return nodes_[node].model != nullptr; }

@@ -212,9 +212,17 @@ std::optional<UserError> Engine::mapByNode(std::uint32_t app, std::uint32_t np,
             return notEnoughMaxSlots(static_cast<int>(np), room);
         unbindForOversubscription(options);
     }
+    const std::vector<NodeSlots> slots = slotView(list.value());
+    auto order = detail::mapByNode(slots, static_cast<int>(np), options.oversubscribe);
+    if (!order)
+        return order.error();
+    return placeInOrder(app, slots, order.value(), options);
+}
+
+std::vector<NodeSlots> Engine::slotView(const std::vector<std::uint32_t> &list) const {
     std::vector<NodeSlots> slots;
-    slots.reserve(list->size());
-    for (std::uint32_t index : list.value()) {
+    slots.reserve(list.size());
+    for (std::uint32_t index : list) {
         const NodeState &node = nodes_[index];
         std::optional<int> maxSlots;
         if (node.slotsMax != 0)
@@ -222,12 +230,16 @@ std::optional<UserError> Engine::mapByNode(std::uint32_t app, std::uint32_t np,
         slots.push_back(
             NodeSlots{index, node.name, node.cpus, std::max(node.slotsAvailable, 0), maxSlots});
     }
-    auto order = detail::mapByNode(slots, static_cast<int>(np), options.oversubscribe);
-    if (!order)
-        return order.error();
+    return slots;
+}
+
+std::optional<UserError> Engine::placeInOrder(std::uint32_t app,
+                                              const std::vector<NodeSlots> &slots,
+                                              const std::vector<std::uint32_t> &order,
+                                              MapOptions &options) {
     std::vector<std::uint32_t> nodeOfProc;
-    nodeOfProc.reserve(np);
-    for (std::uint32_t position : order.value())
+    nodeOfProc.reserve(order.size());
+    for (std::uint32_t position : order)
         nodeOfProc.push_back(slots[position].allocIndex);
     return placeSequence(app, nodeOfProc, options);
 }
@@ -295,25 +307,13 @@ std::optional<UserError> Engine::mapOverbook(std::uint32_t app, std::uint32_t np
     auto list = targetNodes(numSlots, false);
     if (!list)
         return list.error();
-    std::vector<NodeSlots> slots;
-    for (std::uint32_t index : list.value()) {
-        const NodeState &node = nodes_[index];
-        std::optional<int> maxSlots;
-        if (node.slotsMax != 0)
-            maxSlots = std::max(0, node.slotsMax - node.slotsInuse);
-        slots.push_back(
-            NodeSlots{index, node.name, node.cpus, std::max(node.slotsAvailable, 0), maxSlots});
-    }
+    const std::vector<NodeSlots> slots = slotView(list.value());
     if (numSlots < np)
         unbindForOversubscription(options);
     auto order = detail::mapOverbook(slots, static_cast<int>(np));
     if (!order)
         return order.error();
-    std::vector<std::uint32_t> nodeOfProc;
-    nodeOfProc.reserve(np);
-    for (std::uint32_t position : order.value())
-        nodeOfProc.push_back(slots[position].allocIndex);
-    return placeSequence(app, nodeOfProc, options);
+    return placeInOrder(app, slots, order.value(), options);
 }
 
 // PRRTE's pe-list mapper: each node takes as many procs as the list names
