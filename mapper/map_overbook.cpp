@@ -7,13 +7,11 @@
 
 namespace stepmap::detail {
 
-Expected<RankNodes> mapOverbook(const std::vector<NodeSlots> &nodes, int np) {
-    const std::int64_t total = totalSlots(nodes);
-    if (np <= total)
-        return mapBySlot(nodes, np, false);
-
+Expected<RankNodes> overbookEvenly(const std::vector<NodeSlots> &nodes, int np,
+                                   const std::string &source) {
     // psmgmt deals the procs over the CPUs in node-list order, round after
     // round: each CPU gets np / total, the first np % total CPUs one more.
+    const std::int64_t total = totalSlots(nodes);
     const std::int64_t perCpu = np / total;
     const std::int64_t extra = np % total;
     RankNodes ranks;
@@ -25,7 +23,7 @@ Expected<RankNodes> mapOverbook(const std::vector<NodeSlots> &nodes, int np) {
         const std::int64_t count = perCpu * node.slots + extraHere;
         firstCpu += node.slots;
         if (node.maxSlots && count > *node.maxSlots)
-            return UserError{"--overbook would place " + std::to_string(count) + " procs on " +
+            return UserError{source + " would place " + std::to_string(count) + " procs on " +
                              std::string(node.name) +
                              ", above its max_slots=" + std::to_string(*node.maxSlots) +
                              ".\nEither request fewer procs for your application, or raise "
@@ -33,6 +31,12 @@ Expected<RankNodes> mapOverbook(const std::vector<NodeSlots> &nodes, int np) {
         ranks.insert(ranks.end(), static_cast<std::size_t>(count), i);
     }
     return ranks;
+}
+
+Expected<RankNodes> mapOverbook(const std::vector<NodeSlots> &nodes, int np) {
+    if (np <= totalSlots(nodes))
+        return mapBySlot(nodes, np, false);
+    return overbookEvenly(nodes, np, "--overbook");
 }
 
 } // namespace stepmap::detail

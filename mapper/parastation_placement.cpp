@@ -249,32 +249,6 @@ UserError notEnoughCpus(int np, std::int64_t room, const PlanRequest &request) {
                      "or use --overbook (PSI_OVERBOOK) to run more procs than CPUs."};
 }
 
-// --overbook past the slots: every slot np / total procs, the first
-// np % total slots in list order one more; each node its slots' sum.
-Expected<RankNodes> overbookEvenly(const std::vector<NodeSlots> &nodes, int np,
-                                   const std::string &source) {
-    const std::int64_t total = detail::totalSlots(nodes);
-    const std::int64_t perSlot = np / total;
-    const std::int64_t extra = np % total;
-    RankNodes ranks;
-    ranks.reserve(static_cast<std::size_t>(np));
-    std::int64_t firstSlot = 0;
-    for (std::uint32_t i = 0; i < nodes.size(); ++i) {
-        const NodeSlots &node = nodes[i];
-        const std::int64_t count =
-            perSlot * node.slots + std::clamp<std::int64_t>(extra - firstSlot, 0, node.slots);
-        firstSlot += node.slots;
-        if (node.maxSlots && count > *node.maxSlots)
-            return UserError{source + " would place " + std::to_string(count) + " procs on " +
-                             std::string(node.name) +
-                             ", above its max_slots=" + std::to_string(*node.maxSlots) +
-                             ".\nEither request fewer procs for your application, or raise "
-                             "max_slots in the hostfile."};
-        ranks.insert(ranks.end(), static_cast<std::size_t>(count), i);
-    }
-    return ranks;
-}
-
 // --overbook --loop-nodes-first past the slots: rank after rank round the
 // node list, a node leaving once it holds its max_slots. The caller checked
 // that the max_slots leave room for np.
@@ -370,7 +344,7 @@ Expected<LaunchPlan> makeParaStationPlan(const Allocation &allocation, const Pla
             return detail::notEnoughMaxSlots(np, capacity);
         ranks = overbookCyclic(nodes, np);
     } else {
-        ranks = overbookEvenly(nodes, np, ps.sources.overbook);
+        ranks = detail::overbookEvenly(nodes, np, ps.sources.overbook);
     }
     if (!ranks)
         return ranks.error();

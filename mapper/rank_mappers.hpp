@@ -6,6 +6,7 @@
 // oversubscription adds a log factor over the nodes).
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "expected.hpp"
@@ -38,5 +39,11 @@ Expected<RankNodes> mapByNode(const std::vector<NodeSlots> &nodes, int np, bool 
 // list order one more, each node its CPUs' sum as consecutive ranks. A node
 // whose share passes its max_slots is an error.
 Expected<RankNodes> mapOverbook(const std::vector<NodeSlots> &nodes, int np);
+
+// Past the slots: every slot np / total procs, the first np % total slots
+// in list order one more, each node the sum of its slots' shares; a node
+// above its max_slots is an error naming `source` (the option or variable).
+Expected<RankNodes> overbookEvenly(const std::vector<NodeSlots> &nodes, int np,
+                                   const std::string &source);
 
 } // namespace stepmap::detail
