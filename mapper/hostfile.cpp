@@ -3,30 +3,11 @@
 #include "host_names.hpp"
 #include "parse_number.hpp"
 #include "quote.hpp"
+#include "text_words.hpp"
 
 namespace stepmap {
 
 namespace {
-
-bool isBlank(char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-std::vector<std::string_view> splitWords(std::string_view line) {
-    std::vector<std::string_view> words;
-    std::size_t pos = 0;
-    while (pos < line.size()) {
-        while (pos < line.size() && isBlank(line[pos]))
-            ++pos;
-        std::size_t end = pos;
-        while (end < line.size() && !isBlank(line[end]))
-            ++end;
-        if (end > pos)
-            words.push_back(line.substr(pos, end - pos));
-        pos = end;
-    }
-    return words;
-}
 
 // Parses the words of one host line into a template entry (name unset).
 Expected<HostEntry> parseAttributes(const std::vector<std::string_view> &words) {
@@ -72,7 +53,7 @@ Expected<HostSpec> parseHostfile(std::string_view text, std::string_view fileNam
         ++lineNumber;
 
         line = line.substr(0, line.find('#'));
-        const std::vector<std::string_view> words = splitWords(line);
+        const std::vector<std::string_view> words = detail::words(line);
         if (words.empty())
             continue;
         const std::string where = file + ", line " + std::to_string(lineNumber) + ": ";

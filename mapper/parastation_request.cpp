@@ -1,4 +1,5 @@
 #include "parastation_request.hpp"
+#include "text_words.hpp"
 
 #include <array>
 #include <utility>
@@ -8,6 +9,9 @@
 namespace stepmap {
 
 namespace {
+
+using detail::trimmed;
+using detail::words;
 
 constexpr std::string_view kAcceptedSorts =
     "accepted, in any case: PROC, LOAD, LOAD_1, LOAD_5, LOAD_15, PROC+LOAD, NONE";
@@ -28,34 +32,6 @@ std::string toUpper(std::string_view text) {
     for (char &c : out) {
         if (c >= 'a' && c <= 'z')
             c = static_cast<char>(c - 'a' + 'A');
-    }
-    return out;
-}
-
-bool isBlank(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-std::string_view trimmed(std::string_view text) {
-    while (!text.empty() && isBlank(text.front()))
-        text.remove_prefix(1);
-    while (!text.empty() && isBlank(text.back()))
-        text.remove_suffix(1);
-    return text;
-}
-
-// Splits at blanks, dropping empty words.
-std::vector<std::string_view> words(std::string_view text) {
-    std::vector<std::string_view> out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        while (pos < text.size() && isBlank(text[pos]))
-            ++pos;
-        const std::size_t start = pos;
-        while (pos < text.size() && !isBlank(text[pos]))
-            ++pos;
-        if (pos > start)
-            out.push_back(text.substr(start, pos - start));
     }
     return out;
 }

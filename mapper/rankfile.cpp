@@ -1,4 +1,5 @@
 #include "rankfile.hpp"
+#include "text_words.hpp"
 
 #include <algorithm>
 #include <map>
@@ -14,33 +15,6 @@ constexpr std::uint64_t kMaxRank = 1 << 24;
 std::string where(std::string_view kind, std::string_view fileName, std::size_t line) {
     return std::string(kind) + " " + std::string(fileName) + ", line " + std::to_string(line) +
            ": ";
-}
-
-std::string_view trim(std::string_view text) {
-    const auto blank = [](char c) {
-        return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-    };
-    while (!text.empty() && blank(text.front()))
-        text.remove_prefix(1);
-    while (!text.empty() && blank(text.back()))
-        text.remove_suffix(1);
-    return text;
-}
-
-// Splits at blanks.
-std::vector<std::string_view> words(std::string_view text) {
-    std::vector<std::string_view> out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t'))
-            ++pos;
-        const std::size_t start = pos;
-        while (pos < text.size() && text[pos] != ' ' && text[pos] != '\t')
-            ++pos;
-        if (pos > start)
-            out.push_back(text.substr(start, pos - start));
-    }
-    return out;
 }
 
 // The text of each line with comments removed, "/* */" spanning lines.
@@ -88,13 +62,13 @@ Expected<Rankfile> parseRankfile(std::string_view text, std::string_view fileNam
         std::string line;
         for (char c : lines[n])
             line += c == '=' ? std::string(" = ") : std::string(1, c);
-        const std::vector<std::string_view> tokens = words(line);
+        const std::vector<std::string_view> tokens = detail::words(line);
         if (tokens.empty())
             continue;
         const std::string at = where("rankfile", fileName, n + 1);
         const auto syntax = [&] {
             return UserError{at + "expected 'rank N=HOST [slot=LIST]', got '" +
-                             std::string(trim(lines[n])) + "'"};
+                             std::string(detail::trimmed(lines[n])) + "'"};
         };
         if (tokens[0] != "rank" || tokens.size() < 4 || tokens[2] != "=")
             return syntax();
@@ -147,9 +121,9 @@ Expected<std::vector<SequenceEntry>> parseSequenceFile(std::string_view text,
         const std::string_view raw = text.substr(
             pos, newline == std::string_view::npos ? std::string_view::npos : newline - pos);
         ++line;
-        const std::string_view content = trim(raw);
+        const std::string_view content = detail::trimmed(raw);
         if (!content.empty() && content.front() != '#') {
-            const std::vector<std::string_view> tokens = words(content);
+            const std::vector<std::string_view> tokens = detail::words(content);
             SequenceEntry entry;
             entry.host = std::string(tokens[0]);
             if (tokens.size() > 1)

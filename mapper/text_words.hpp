@@ -1,0 +1,21 @@
+#pragma once
+
+// Blanks, trimming and word splitting for the mapper's text parsers
+// (hostfile-like files and option values). Views into the caller's text.
+
+#include <string_view>
+#include <vector>
+
+namespace stepmap::detail {
+
+inline bool isBlank(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// text without leading and trailing blanks.
+std::string_view trimmed(std::string_view text);
+
+// The words of text, split at runs of blanks (no empty words).
+std::vector<std::string_view> words(std::string_view text);
+
+} // namespace stepmap::detail
