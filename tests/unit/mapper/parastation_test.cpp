@@ -189,25 +189,7 @@ TEST(ParsePsiHostfile, OneNamePerLineRepeatsKept) {
 
 const Allocation kFourByTwo = allocation({{"n1", 2}, {"n2", 2}, {"n3", 2}, {"n4", 2}});
 
-struct PlaceCase {
-    std::string name;
-    Allocation allocation;
-    PlanRequest request;
-    Hosts hosts;       // expected host per rank, when the plan succeeds
-    std::string error; // expected message, when it fails
-};
-
-void check(const PlaceCase &c) {
-    SCOPED_TRACE(c.name);
-    const auto plan = makePlan(c.allocation, c.request);
-    if (!c.error.empty()) {
-        ASSERT_FALSE(plan.ok()) << "placed: " << testing::PrintToString(hostPerRank(*plan));
-        EXPECT_EQ(plan.error().message, c.error);
-        return;
-    }
-    ASSERT_TRUE(plan.ok()) << plan.error().message;
-    EXPECT_EQ(hostPerRank(plan.value()), c.hosts);
-}
+using PlaceCase = test::PlacementCase;
 
 ParaStationRequest loop() {
     return ParaStationRequest{.loopNodesFirst = true};
@@ -330,7 +312,7 @@ TEST(ParaStationPlacement, SeedExamples) {
          "procs for your application, or raise max_slots in the hostfile."},
     };
     for (const PlaceCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 }
 
 TEST(ParaStationPlacement, OversubscribedFlag) {
@@ -409,7 +391,7 @@ TEST(ParaStationPlacement, ThreadsPerProcess) {
          ""},
     };
     for (const PlaceCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 
     const auto overbooked =
         makePlan(kFourByTwo, {.np = 6, .overbook = true, .parastation = tpp(2)});
@@ -501,7 +483,7 @@ TEST(ParaStationPlacement, NodesSort) {
          "least 1)"},
     };
     for (const PlaceCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 }
 
 const std::string kNotInAllocation =
@@ -597,7 +579,7 @@ TEST(ParaStationPlacement, NodePools) {
          ""},
     };
     for (const PlaceCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 }
 
 TEST(ParaStationPlacement, RefusesContradictions) {
@@ -671,7 +653,7 @@ TEST(ParaStationPlacement, RefusesContradictions) {
          "the number of processes must be a positive number, got 0 (use -n N with N >= 1)"},
     };
     for (const PlaceCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 
     const std::vector<PlaceCase> mpirunPolicies = {
         {"--tpp=2 --map-by core",
@@ -719,7 +701,7 @@ TEST(ParaStationPlacement, RefusesContradictions) {
          "with mpirun's policies."},
     };
     for (const PlaceCase &c : mpirunPolicies)
-        check(c);
+        test::checkPlacement(c);
 
     // Redundant but consistent: accepted.
     const auto both = makePlan(

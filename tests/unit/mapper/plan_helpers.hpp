@@ -15,6 +15,7 @@
 #include "launch_plan.hpp"
 #include "map_policy.hpp"
 #include "plan_request.hpp"
+#include "planner.hpp"
 
 namespace stepmap::test {
 
@@ -61,6 +62,28 @@ inline MapPolicy mapBy(std::string_view value) {
     auto policy = parseMapBy(value);
     EXPECT_TRUE(policy.ok()) << value;
     return policy.ok() ? policy.value() : MapPolicy{};
+}
+
+// One table row: a request, and either the host of every rank or the exact
+// error message.
+struct PlacementCase {
+    std::string name;
+    Allocation allocation;
+    PlanRequest request;
+    std::vector<std::string> hosts; // expected host per rank, when the plan succeeds
+    std::string error;              // expected message, when it fails
+};
+
+inline void checkPlacement(const PlacementCase &c) {
+    SCOPED_TRACE(c.name);
+    const auto plan = makePlan(c.allocation, c.request);
+    if (!c.error.empty()) {
+        ASSERT_FALSE(plan.ok()) << "placed: " << testing::PrintToString(hostPerRank(*plan));
+        EXPECT_EQ(plan.error().message, c.error);
+        return;
+    }
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(hostPerRank(plan.value()), c.hosts);
 }
 
 } // namespace stepmap::test

@@ -30,25 +30,7 @@ const std::string kNotInAllocation =
 const std::string kVerify = "\n\nVerify that you have mapped the allocated resources properly "
                             "using the --host or --hostfile specification.";
 
-struct SeedCase {
-    std::string name;
-    Allocation allocation;
-    PlanRequest request;
-    Hosts hosts;       // expected host per rank, when the plan succeeds
-    std::string error; // expected message, when it fails
-};
-
-void check(const SeedCase &c) {
-    SCOPED_TRACE(c.name);
-    const auto plan = makePlan(c.allocation, c.request);
-    if (!c.error.empty()) {
-        ASSERT_FALSE(plan.ok());
-        EXPECT_EQ(plan.error().message, c.error);
-        return;
-    }
-    ASSERT_TRUE(plan.ok()) << plan.error().message;
-    EXPECT_EQ(hostPerRank(plan.value()), c.hosts);
-}
+using SeedCase = test::PlacementCase;
 
 // Seed 000, "RESOURCE MANAGER EXAMPLES": `qsh -pe cre 8` gave ct-1 and ct-0
 // four slots each, ct-1 first (the order mpirun prints them in).
@@ -71,7 +53,7 @@ TEST(SeedRmExamples, Seed000) {
          kNotInAllocation + "ct-2" + kVerify},
     };
     for (const SeedCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 }
 
 // Seed 000's examples without a resource manager, replayed under Slurm on
@@ -126,7 +108,7 @@ TEST(SeedNoRmExamplesUnderSlurm, Seed000) {
          ""},
     };
     for (const SeedCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 }
 
 // Seed 002, my-hosts "node0 slots=2 max_slots=20", "node1 slots=2
@@ -180,7 +162,7 @@ TEST(SeedSchedulingExamples, Seed002Node0Node1) {
          ""},
     };
     for (const SeedCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 
     const auto plan =
         makePlan(twoByTwo, {.np = 8, .hostfile = myHosts, .map = mapBy("slot:OVERSUBSCRIBE")});
@@ -281,7 +263,7 @@ TEST(SeedSchedulingExamples, Seed002HostAndHostfile) {
          ""},
     };
     for (const SeedCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 }
 
 // notes/parastation.md "Placement" (seed 004): 4 nodes x 2 CPUs.
@@ -346,7 +328,7 @@ TEST(ParaStationExamples, Overbook) {
          "procs for your application, or raise max_slots in the hostfile."},
     };
     for (const SeedCase &c : cases)
-        check(c);
+        test::checkPlacement(c);
 
     const auto plan = makePlan(fourByTwo, {.np = 10, .overbook = true});
     ASSERT_TRUE(plan.ok());
