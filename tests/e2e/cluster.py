@@ -144,6 +144,25 @@ def write_user_file(text):
     return path
 
 
+def run_sbatch(script_text, timeout=120):
+    """Runs a job script with `sbatch --wait` as the test user; returns the
+    sbatch result and the job's output. Removes both files."""
+    script = write_user_file(script_text)
+    out = script + ".out"
+    try:
+        os.chmod(script, 0o755)
+        r = run_as_user(["sbatch", "--wait", "-o", out, script], timeout=timeout)
+        text = ""
+        if os.path.exists(out):
+            with open(out) as f:
+                text = f.read()
+        return r, text
+    finally:
+        os.unlink(script)
+        if os.path.exists(out):
+            os.unlink(out)
+
+
 class StepTestCase(unittest.TestCase):
     """Starts the cluster once; after every test, nothing of stepmap may be
     left on any node."""

@@ -93,27 +93,18 @@ class ParaStationTest(cluster.StepTestCase):
         self.assertRanksOn(r, ["n1", "n1", "n2"])
 
     def test_sbatch_forwards_loop_nodes_first_and_tpp(self):
-        script = write_user_file("#!/bin/bash\n#SBATCH -N 4 -n 8\n#SBATCH --loop-nodes-first\n"
-                                 f"srun -n 6 {MPI_HELLO}\n"
-                                 "srun --tpp=2 sh -c 'echo task $SLURM_PROCID node "
-                                 "$SLURMD_NODENAME cpus $(nproc) cpt $SLURM_CPUS_PER_TASK'\n")
-        out = script + ".out"
-        try:
-            os.chmod(script, 0o755)
-            r = run_as_user(["sbatch", "--wait", "-o", out, script], timeout=120)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            with open(out) as f:
-                text = f.read()
-            ranks = hello_ranks(text)
-            self.assertEqual([ranks[i][0] for i in sorted(ranks)],
-                             ["n1", "n2", "n3", "n4", "n1", "n2"], text)
-            # Both options in effect: one rank of 2 CPUs per node, round robin.
-            self.assertEqual(task_facts(text), {0: ("n1", 2, "2"), 1: ("n2", 2, "2"),
-                                                2: ("n3", 2, "2"), 3: ("n4", 2, "2")}, text)
-        finally:
-            os.unlink(script)
-            if os.path.exists(out):
-                os.unlink(out)
+        r, text = cluster.run_sbatch(
+            "#!/bin/bash\n#SBATCH -N 4 -n 8\n#SBATCH --loop-nodes-first\n"
+            f"srun -n 6 {MPI_HELLO}\n"
+            "srun --tpp=2 sh -c 'echo task $SLURM_PROCID node "
+            "$SLURMD_NODENAME cpus $(nproc) cpt $SLURM_CPUS_PER_TASK'\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ranks = hello_ranks(text)
+        self.assertEqual([ranks[i][0] for i in sorted(ranks)],
+                         ["n1", "n2", "n3", "n4", "n1", "n2"], text)
+        # Both options in effect: one rank of 2 CPUs per node, round robin.
+        self.assertEqual(task_facts(text), {0: ("n1", 2, "2"), 1: ("n2", 2, "2"),
+                                            2: ("n3", 2, "2"), 3: ("n4", 2, "2")}, text)
 
     # ---------------------------------------------------- the environment
 

@@ -119,22 +119,12 @@ class SpineTest(cluster.StepTestCase):
         self.assertLess(time.time() - start, 30, "the others were left waiting")
 
     def test_sbatch_script_options_reach_srun(self):
-        script = write_user_file("#!/bin/bash\n#SBATCH -N 4 -n 8\n#SBATCH --map-by node\n"
-                                 f"srun -n 6 {MPI_HELLO}\n")
-        out = script + ".out"
-        try:
-            os.chmod(script, 0o755)
-            r = run_as_user(["sbatch", "--wait", "-o", out, script], timeout=120)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            with open(out) as f:
-                text = f.read()
-            ranks = hello_ranks(text)
-            self.assertEqual([ranks[i][0] for i in sorted(ranks)],
-                             ["n1", "n2", "n3", "n4", "n1", "n2"], text)
-        finally:
-            os.unlink(script)
-            if os.path.exists(out):
-                os.unlink(out)
+        r, text = cluster.run_sbatch("#!/bin/bash\n#SBATCH -N 4 -n 8\n#SBATCH --map-by node\n"
+                                     f"srun -n 6 {MPI_HELLO}\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ranks = hello_ranks(text)
+        self.assertEqual([ranks[i][0] for i in sorted(ranks)],
+                         ["n1", "n2", "n3", "n4", "n1", "n2"], text)
 
     def test_multi_prog_lines_are_application_contexts(self):
         conf = write_user_file(f"# two programs\n0-1 {MPI_HELLO}\n2-4 {MPI_HELLO}\n")
