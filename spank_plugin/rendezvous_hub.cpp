@@ -23,6 +23,8 @@ struct RendezvousHub::State {
     uv_loop_t loop{};
     uv_tcp_t listener{};
     uv_async_t wakeup{};
+    uv_timer_t deadline{};
+    std::set<std::uint32_t> everConnected;
     int port = 0;
     std::thread thread;
 
@@ -78,6 +80,7 @@ void RendezvousHub::State::onFrames(uvnet::FrameConnection &c, std::vector<wire:
             pending.erase(&c);
             c.tag = node;
             servers[node] = &c;
+            everConnected.insert(node);
             if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
                 for (auto &payload : w->second)
                     c.send(MessageType::DmodexRequest, payload);
@@ -186,11 +189,13 @@ void RendezvousHub::State::stopLoop() {
     }
     uv_close(reinterpret_cast<uv_handle_t *>(&listener), nullptr);
     uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t *>(&deadline), nullptr);
 }
 
 std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> nodeOfRank,
                                                     std::uint32_t nodeCount, std::string secret,
-                                                    Events events, std::string &error) {
+                                                    Events events, std::string &error,
+                                                    int connectDeadlineSec) {
     std::unique_ptr<RendezvousHub> hub(new RendezvousHub);
     auto st = std::make_unique<State>();
     st->nodeOfRank = std::move(nodeOfRank);
@@ -260,6 +265,21 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
         s->stopLoop();
     });
     st->wakeup.data = st.get();
+    uv_timer_init(&st->loop, &st->deadline);
+    st->deadline.data = st.get();
+    uv_timer_start(
+        &st->deadline,
+        [](uv_timer_t *t) {
+            auto *s = static_cast<State *>(t->data);
+            std::string missing;
+            for (auto n : s->serverNodes)
+                if (!s->everConnected.count(n))
+                    missing += (missing.empty() ? "" : ",") + std::to_string(n);
+            if (!missing.empty())
+                s->fail("the stepmap servers of node indices " + missing +
+                        " did not reach srun in time (died, or cannot connect to this host)");
+        },
+        static_cast<std::uint64_t>(connectDeadlineSec) * 1000, 0);
 
     State *raw = st.get();
     st->thread = std::thread([raw] {

@@ -24,10 +24,13 @@ public:
     };
 
     // nodeOfRank: the plan's node index per rank; servers run on the nodes
-    // that have ranks. Listens on all addresses, on an ephemeral port.
+    // that have ranks. Listens on all addresses, on an ephemeral port. A
+    // server that has not connected within connectDeadlineSec (it died or
+    // cannot reach srun) is a failure: nobody else would notice it.
     static std::unique_ptr<RendezvousHub> start(std::vector<std::uint32_t> nodeOfRank,
                                                 std::uint32_t nodeCount, std::string secret,
-                                                Events events, std::string &error);
+                                                Events events, std::string &error,
+                                                int connectDeadlineSec = 30);
     ~RendezvousHub();
     RendezvousHub(const RendezvousHub &) = delete;
     RendezvousHub &operator=(const RendezvousHub &) = delete;

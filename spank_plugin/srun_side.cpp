@@ -543,7 +543,8 @@ int SrunSide::localUserInit(spank_t sp) {
         slurm_kill_job_step(jobId, stepId, SIGKILL);
     };
     hub_ = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan_.nodes.size()),
-                                *wire::decodeSecretHex(secret), std::move(events), error);
+                                *wire::decodeSecretHex(secret), std::move(events), error,
+                                site_.serverStartTimeoutSec);
     if (!hub_) {
         logError(error);
         return -1;

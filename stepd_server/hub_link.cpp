@@ -59,6 +59,7 @@ void HubLink::onFrames(std::vector<wire::Frame> &frames) {
         case MessageType::Challenge:
             conn_->send(conn_->channel().makeHello(config_.nodeIndex));
             ready_ = true;
+            logLine("joined srun's rendezvous");
             for (auto &[type, payload] : queued_)
                 conn_->send(type, payload);
             queued_.clear();

@@ -48,6 +48,9 @@ def start_cluster():
         return _cluster_env
     os.makedirs(LOG_DIR, exist_ok=True)
     os.chmod(LOG_DIR, 0o1777)
+    # Job ids restart when the cluster does: old logs would pass for new ones.
+    for old in glob.glob(os.path.join(LOG_DIR, "*.log")):
+        os.unlink(old)
     args = [os.path.join(SOURCE_ROOT, "contrib/cluster/start.sh")]
     if PLUGIN:
         args += ["--plugin", PLUGIN, "--plugin-args",

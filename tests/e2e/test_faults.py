@@ -1,6 +1,7 @@
 """Faults during a step: whatever happens, the step ends (or goes on) as it
 should and nothing of stepmap is left behind on any node."""
 
+import glob
 import os
 import signal
 import subprocess
@@ -45,7 +46,21 @@ class FaultTest(unittest.TestCase):
                                 text=True, cwd="/tmp")
         self.assertTrue(wait_for(lambda: len(user_processes("stepmap-stepd")) == 4),
                         "the step's four servers did not start")
+        # And joined srun's rendezvous (a server lost before that is caught
+        # by the hub's deadline instead, 30 s later).
+        self.assertTrue(wait_for(lambda: self.joined() == 4), "the servers did not join srun")
         return proc
+
+    @staticmethod
+    def joined():
+        logs = glob.glob(os.path.join(cluster.LOG_DIR, "stepmap-stepd.*.log"))
+        newest = max((os.path.basename(p).split(".")[1] for p in logs), key=int, default=None)
+        count = 0
+        for path in logs:
+            if os.path.basename(path).split(".")[1] == newest:
+                with open(path) as f:
+                    count += "joined srun's rendezvous" in f.read()
+        return count
 
     def test_lost_server_ends_the_step(self):
         proc = self.start_background_step("-n", "4", "--map-by", "node", "sleep", "60")

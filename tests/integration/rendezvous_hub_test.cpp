@@ -148,6 +148,22 @@ TEST_F(HubTest, DirectModexWaitsForTheOwnersServer) {
     EXPECT_EQ(req->rank, 3u);
 }
 
+TEST(HubDeadline, AServerThatNeverConnectsIsAFailure) {
+    std::atomic<int> failures{0};
+    plugin::RendezvousHub::Events events;
+    events.onFailure = [&](const std::string &why) {
+        EXPECT_NE(why.find("node indices 0,1 did not reach srun"), std::string::npos) << why;
+        ++failures;
+    };
+    std::string error;
+    auto hub = plugin::RendezvousHub::start({0, 1}, 2, std::string(32, 's'), events, error, 1);
+    ASSERT_TRUE(hub) << error;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (failures.load() == 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(failures.load(), 1);
+}
+
 TEST_F(HubTest, AbortIsReported) {
     Peer a(&loop, hub->port(), secret, 0);
     ASSERT_TRUE(runUntil(&loop, [&] { return a.ready; }));
