@@ -3,6 +3,8 @@
 #include "server_log.hpp"
 #include "wire/payloads.hpp"
 
+#include <pmix.h>
+
 namespace stepmap::server {
 
 using wire::MessageType;
@@ -76,6 +78,8 @@ void HubLink::onFrames(std::vector<wire::Frame> &frames) {
             auto done = std::move(it->second);
             fences_.erase(it);
             ++fencesDone_;
+            if (m->status != PMIX_SUCCESS)
+                logLine("fence " + m->fenceId + " ended with " + PMIx_Error_string(m->status));
             done(m->status, std::move(m->data));
             break;
         }
@@ -89,6 +93,11 @@ void HubLink::onFrames(std::vector<wire::Frame> &frames) {
             auto req = *m;
             ++modexServed_;
             host_.localModex(req.rank, [this, req](pmix_status_t st, std::string data) {
+                if (st != PMIX_SUCCESS)
+                    logLine("answering node index " + std::to_string(req.originNode) +
+                            "'s direct-modex request for rank " + std::to_string(req.rank) +
+                            " with " + PMIx_Error_string(st) +
+                            " (this node's PMIx library could not give the rank's data)");
                 send(MessageType::DmodexResponse,
                      wire::encode(wire::DmodexResponseMsg{req.requestId, req.originNode, st,
                                                           std::move(data)}));
@@ -101,7 +110,7 @@ void HubLink::onFrames(std::vector<wire::Frame> &frames) {
                 conn_->close("malformed direct modex response");
                 return;
             }
-            finishModex(m->requestId, m->status, std::move(m->data));
+            finishModex(m->requestId, m->status, std::move(m->data), "the owning node answered so");
             break;
         }
         case MessageType::Shutdown: {
@@ -155,24 +164,30 @@ void HubLink::directModex(std::uint32_t rank, DataReply done) {
     auto *t = new ModexTimer{{}, this, id};
     uv_timer_init(loop_, &t->timer);
     t->timer.data = t;
-    modex_[id] = PendingModex{std::move(done), &t->timer};
+    modex_[id] = PendingModex{std::move(done), &t->timer, rank};
     uv_timer_start(
         &t->timer,
         [](uv_timer_t *h) {
             auto *mt = static_cast<ModexTimer *>(h->data);
-            mt->link->finishModex(mt->id, PMIX_ERR_TIMEOUT, {});
+            mt->link->finishModex(mt->id, PMIX_ERR_TIMEOUT, {},
+                                  "no answer within " +
+                                      std::to_string(mt->link->config_.dmodexTimeoutSec) + " s");
         },
         static_cast<std::uint64_t>(config_.dmodexTimeoutSec) * 1000, 0);
     send(MessageType::DmodexRequest,
          wire::encode(wire::DmodexRequestMsg{id, config_.nodeIndex, rank}));
 }
 
-void HubLink::finishModex(std::uint64_t id, pmix_status_t status, std::string data) {
+void HubLink::finishModex(std::uint64_t id, pmix_status_t status, std::string data,
+                          const std::string &reason) {
     auto it = modex_.find(id);
     if (it == modex_.end())
         return;
     auto pending = std::move(it->second);
     modex_.erase(it);
+    if (status != PMIX_SUCCESS)
+        logLine("direct modex for rank " + std::to_string(pending.rank) + " failed: " +
+                PMIx_Error_string(status) + " (" + reason + ")");
     uv_timer_stop(pending.timer);
     uv_close(reinterpret_cast<uv_handle_t *>(pending.timer),
              [](uv_handle_t *h) { delete static_cast<ModexTimer *>(h->data); });
@@ -183,16 +198,18 @@ void HubLink::abort(std::uint32_t rank, int status, std::string message) {
     send(MessageType::Abort, wire::encode(wire::AbortMsg{rank, status, std::move(message)}));
 }
 
-void HubLink::failAll(const std::string &) {
+void HubLink::failAll(const std::string &why) {
     auto fences = std::move(fences_);
     fences_.clear();
-    for (auto &[id, done] : fences)
+    for (auto &[id, done] : fences) {
+        logLine("fence " + id + " failed: " + why);
         done(PMIX_ERR_LOST_CONNECTION, {});
+    }
     std::vector<std::uint64_t> ids;
     for (auto &[id, p] : modex_)
         ids.push_back(id);
     for (auto id : ids)
-        finishModex(id, PMIX_ERR_LOST_CONNECTION, {});
+        finishModex(id, PMIX_ERR_LOST_CONNECTION, {}, why);
 }
 
 } // namespace stepmap::server

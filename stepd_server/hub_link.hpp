@@ -33,12 +33,15 @@ private:
     struct PendingModex {
         DataReply done;
         uv_timer_t *timer;
+        std::uint32_t rank;
     };
 
     void onFrames(std::vector<wire::Frame> &frames);
     void send(wire::MessageType type, std::string payload);
     void failAll(const std::string &why);
-    void finishModex(std::uint64_t id, pmix_status_t status, std::string data);
+    // Completes a direct-modex request; a failure is logged with its reason.
+    void finishModex(std::uint64_t id, pmix_status_t status, std::string data,
+                     const std::string &reason);
 
     uv_loop_t *loop_;
     const StepConfig &config_;

@@ -2,6 +2,7 @@
 
 #include "hostlist.hpp"
 #include "hwloc_handles.hpp"
+#include "server_log.hpp"
 #include "step_config.hpp"
 
 #include <pmix.h>
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -160,6 +162,16 @@ Expected<bool> PmixHost::start() {
         return m;
     }();
     const std::string &node = config_.plan.nodes[config_.nodeIndex].name;
+    // Keep all client data in the server's hash store, not in the shared-
+    // memory dstore. With the dstore, PMIx 4.2.2 loses a race on direct
+    // modex between two ranks of one node: rank A misses B's key in shared
+    // memory, B's commit lands (local part in shared memory, remote part in
+    // the server's hash), then A's request finds the key only in B's remote
+    // scope and is answered NOT_FOUND at once, without waiting; Open MPI's
+    // MPI_Init then fails ("PML add procs failed"). The hash store keeps
+    // both scopes where that lookup sees them. The clients learn the choice
+    // from PMIx_server_setup_fork (PMIX_GDS_MODULE).
+    setenv("PMIX_MCA_gds", "hash", 1);
     try {
         // Built by hand: an info list would copy the topology value and
         // destroy the hwloc topology with it, while PMIx keeps the pointer.
@@ -356,6 +368,7 @@ pmix_status_t PmixHost::fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
         self->inbox_.post([self, nodes = std::move(nodes), collect, bytes = std::move(bytes),
                            cbfunc, cbdata]() mutable {
             if (!self->collective_) {
+                logLine("a fence failed: the server is stopping");
                 completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
                 return;
             }
@@ -376,11 +389,18 @@ pmix_status_t PmixHost::dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t[
                                      pmix_modex_cbfunc_t cbfunc, void *cbdata) {
     try {
         PmixHost *self = theHost;
-        if (!self || !proc || proc->rank >= self->config_.plan.ranks.size())
+        if (!self || !proc || proc->rank >= self->config_.plan.ranks.size()) {
+            // Logged from this thread: the loop may be gone.
+            logLine("refusing a direct-modex request for rank " +
+                    (proc ? std::to_string(proc->rank) : std::string("?")) +
+                    ": not a rank of this step");
             return PMIX_ERR_BAD_PARAM;
+        }
         std::uint32_t rank = proc->rank;
         self->inbox_.post([self, rank, cbfunc, cbdata] {
             if (!self->collective_) {
+                logLine("direct modex for rank " + std::to_string(rank) +
+                        " failed: the server is stopping");
                 completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
                 return;
             }
