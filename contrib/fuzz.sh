@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Fuzzes every target of tests/fuzz with libFuzzer under ASan and UBSan
+# (clang), each for a fixed time, and prints a table: target, executions,
+# coverage, crashes. Installs what is missing (apt); builds in its own
+# directory, $STEPMAP_FUZZ_BUILD_DIR (default: <repo>/build-fuzz).
+#   contrib/fuzz.sh [--merge] [SECONDS_PER_TARGET [TARGET...]]
+#     SECONDS_PER_TARGET  default 60
+#     TARGET              e.g. plan_decode wire_frames; default: all
+#     --merge             add the new inputs that reach new coverage to
+#                         tests/fuzz/corpus/<target>/ (review, then commit)
+# Crashing, slow and memory-hungry inputs land in
+# <build>/fuzz-runs/<target>/artifacts/; reproduce one with
+#   <build>/tests/fuzz/fuzz_<target> FILE
+# and, once fixed, keep it in tests/fuzz/regressions/<target>/.
+# Exit status: 0 when no target found anything, 1 otherwise.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+merge=false
+if [ "${1:-}" = --merge ]; then
+	merge=true
+	shift
+fi
+seconds=${1:-60}
+shift || true
+case $seconds in '' | *[!0-9]*) echo "usage: $0 [--merge] [SECONDS_PER_TARGET [TARGET...]]" >&2; exit 2 ;; esac
+
+# What the build needs, then clang with libFuzzer and the sanitizer runtimes,
+# and llvm-symbolizer for readable stack traces.
+"$repo/contrib/install-deps.sh" >&2
+missing=()
+for p in clang-14 libclang-rt-14-dev llvm-14; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	SUDO=
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build=${STEPMAP_FUZZ_BUILD_DIR:-$repo/build-fuzz}
+if [ ! -f "$build/build.ninja" ]; then
+	# fuzzer-no-link on every library: libFuzzer needs their coverage too.
+	CC=clang-14 CXX=clang++-14 meson setup "$build" "$repo" -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false \
+		"-Dcpp_args=['-fsanitize=fuzzer-no-link','-fno-sanitize-recover=undefined']" >&2
+fi
+all=$(ninja -C "$build" -t targets all | sed -n 's|^\(tests/fuzz/fuzz_[a-z0-9_]*\):.*|\1|p' | sort -u)
+targets=()
+if [ $# -gt 0 ]; then
+	for t in "$@"; do targets+=("tests/fuzz/fuzz_$t"); done
+else
+	read -r -a targets <<<"$(echo $all)"
+fi
+ninja -C "$build" -j"$(nproc)" "${targets[@]}" >&2
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+found=0
+printf '%-20s %12s %8s %8s %8s %8s %8s\n' target executions cov ft crashes timeouts ooms >"$build/fuzz-table.txt"
+for target in "${targets[@]}"; do
+	name=${target#tests/fuzz/fuzz_}
+	run=$build/fuzz-runs/$name
+	rm -rf "$run"
+	mkdir -p "$run/corpus" "$run/artifacts"
+	seeds=()
+	for dir in corpus regressions; do
+		[ -d "$repo/tests/fuzz/$dir/$name" ] && seeds+=("$repo/tests/fuzz/$dir/$name")
+	done
+	echo "fuzz.sh: $name for ${seconds}s" >&2
+	# One job at a time, continuing after a crash so that the whole budget
+	# is used; new inputs go to $run/corpus, the seeds stay as they are.
+	"$build/$target" "$run/corpus" "${seeds[@]}" \
+		-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+		-max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$run/artifacts/" >"$run/log" 2>&1 || true
+	# The last status line: "#N: cov: C ft: F corp: ..."
+	status=$(grep -E '^#[0-9]+: cov:' "$run/log" | tail -n 1 || true)
+	execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<<"$status")
+	cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$status")
+	ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$status")
+	count() { find "$run/artifacts" -name "$1-*" | wc -l; }
+	crashes=$(($(count crash) + $(count leak)))
+	timeouts=$(($(count timeout) + $(count slow-unit)))
+	ooms=$(count oom)
+	[ $((crashes + timeouts + ooms)) -eq 0 ] || found=1
+	printf '%-20s %12s %8s %8s %8s %8s %8s\n' "$name" "${execs:-?}" "${cov:-?}" "${ft:-?}" \
+		"$crashes" "$timeouts" "$ooms" >>"$build/fuzz-table.txt"
+	if $merge; then
+		"$build/$target" -merge=1 "$repo/tests/fuzz/corpus/$name" "$run/corpus" \
+			-max_len=4096 -timeout=10 -rss_limit_mb=2048 >"$run/merge.log" 2>&1 ||
+			echo "fuzz.sh: merging $name failed, see $run/merge.log" >&2
+	fi
+done
+cat "$build/fuzz-table.txt"
+[ $found -eq 0 ] || echo "fuzz.sh: findings in $build/fuzz-runs/*/artifacts/" >&2
+exit $found
