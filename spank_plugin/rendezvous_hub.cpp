@@ -3,10 +3,17 @@
 #include "uv/frame_connection.hpp"
 #include "wire/payloads.hpp"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
+#include <chrono>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -19,13 +26,16 @@ struct RendezvousHub::State {
     std::set<std::uint32_t> serverNodes; // nodes that run a server
     std::string secret;
     Events events;
+    Settings settings;
 
     uv_loop_t loop{};
     uv_tcp_t listener{};
     uv_async_t wakeup{};
     uv_timer_t deadline{};
+    uv_timer_t sweep{}; // closes peers that did not authenticate in time
     std::set<std::uint32_t> everConnected;
     int port = 0;
+    std::string address; // numeric host, as bound
     std::thread thread;
 
     std::mutex mutex; // guards the shutdown request
@@ -35,7 +45,8 @@ struct RendezvousHub::State {
     bool stopping = false;
 
     std::map<std::uint32_t, uvnet::FrameConnection *> servers;
-    std::set<uvnet::FrameConnection *> pending; // not yet authenticated
+    // Not yet authenticated, with the time each arrived.
+    std::map<uvnet::FrameConnection *, std::chrono::steady_clock::time_point> pending;
 
     struct Fence {
         std::set<std::uint32_t> expected;
@@ -52,7 +63,40 @@ struct RendezvousHub::State {
     void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
     void fail(const std::string &why);
     void stopLoop();
+    void admit(uv_stream_t *server);
+    void closeStalePeers();
 };
+
+void RendezvousHub::State::admit(uv_stream_t *server) {
+    uvnet::FrameConnection::Callbacks cb;
+    cb.onFrames = [this](uvnet::FrameConnection &c, std::vector<wire::Frame> &f) {
+        onFrames(c, f);
+    };
+    cb.onClosed = [this](uvnet::FrameConnection &c, const std::string &why) { onClosed(c, why); };
+    auto *c = uvnet::FrameConnection::accept(server, secret, cb);
+    if (!c || c->closing())
+        return;
+    if (pending.size() >= settings.maxUnauthenticated) {
+        // Make room: the peer that has been silent longest goes.
+        auto oldest = pending.begin();
+        for (auto it = pending.begin(); it != pending.end(); ++it)
+            if (it->second < oldest->second)
+                oldest = it;
+        oldest->first->close("too many unauthenticated connections");
+    }
+    pending.emplace(c, std::chrono::steady_clock::now());
+}
+
+void RendezvousHub::State::closeStalePeers() {
+    const auto limit = std::chrono::steady_clock::now() -
+                       std::chrono::milliseconds(settings.handshakeDeadlineMs);
+    std::vector<uvnet::FrameConnection *> stale;
+    for (auto &[c, since] : pending)
+        if (since < limit)
+            stale.push_back(c);
+    for (auto *c : stale)
+        c->close("no authentication in time");
+}
 
 void RendezvousHub::State::sendTo(std::uint32_t node, MessageType type,
                                   const std::string &payload) {
@@ -179,7 +223,10 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
 
 void RendezvousHub::State::stopLoop() {
     stopping = true;
-    for (auto *c : std::set<uvnet::FrameConnection *>(pending))
+    std::vector<uvnet::FrameConnection *> unauthenticated;
+    for (auto &[c, since] : pending)
+        unauthenticated.push_back(c);
+    for (auto *c : unauthenticated)
         c->close("hub stopping");
     auto copy = servers;
     servers.clear();
@@ -190,12 +237,83 @@ void RendezvousHub::State::stopLoop() {
     uv_close(reinterpret_cast<uv_handle_t *>(&listener), nullptr);
     uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
     uv_close(reinterpret_cast<uv_handle_t *>(&deadline), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t *>(&sweep), nullptr);
 }
+
+namespace {
+
+// The first address of host (a name or a numeric address).
+bool resolve(const std::string &host, sockaddr_storage &out, std::string &numeric,
+             std::string &error) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_ADDRCONFIG;
+    addrinfo *res = nullptr;
+    int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+    if (rc != 0 || !res) {
+        error = "cannot resolve the rendezvous address '" + host + "': " + gai_strerror(rc);
+        return false;
+    }
+    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
+    std::memcpy(&out, res->ai_addr, res->ai_addrlen);
+    char text[NI_MAXHOST] = {};
+    if (getnameinfo(res->ai_addr, res->ai_addrlen, text, sizeof text, nullptr, 0,
+                    NI_NUMERICHOST) != 0) {
+        error = "cannot print the rendezvous address of '" + host + "'";
+        return false;
+    }
+    numeric = text;
+    return true;
+}
+
+void setPort(sockaddr_storage &addr, std::uint16_t port) {
+    if (addr.ss_family == AF_INET6)
+        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
+}
+
+// Binds to host on a port of [portMin, portMax] (any if 0), starting at a
+// random one so that concurrent sruns spread over the range; then hands the
+// socket to libuv.
+int bindListener(uv_tcp_t *listener, const RendezvousHub::Settings &s, std::string &numeric,
+                 std::string &error) {
+    sockaddr_storage addr{};
+    if (!resolve(s.host, addr, numeric, error))
+        return UV_EINVAL;
+    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    const socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    const unsigned count = s.portMin == 0 ? 1u : static_cast<unsigned>(s.portMax - s.portMin) + 1;
+    const unsigned first = s.portMin == 0 ? 0u : std::random_device{}() % count;
+    int rc = -EADDRINUSE;
+    for (unsigned i = 0; i < count && rc == -EADDRINUSE; ++i) {
+        setPort(addr, s.portMin == 0 ? 0
+                                     : static_cast<std::uint16_t>(s.portMin + (first + i) % count));
+        rc = bind(fd, reinterpret_cast<const sockaddr *>(&addr), len) == 0 ? 0 : -errno;
+    }
+    if (rc != 0) {
+        if (rc == -EADDRINUSE && s.portMin != 0)
+            error = "no free port in SrunPortRange " + std::to_string(s.portMin) + "-" +
+                    std::to_string(s.portMax);
+        close(fd);
+        return rc;
+    }
+    rc = uv_tcp_open(listener, fd);
+    if (rc != 0)
+        close(fd);
+    return rc;
+}
+
+} // namespace
 
 std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> nodeOfRank,
                                                     std::uint32_t nodeCount, std::string secret,
-                                                    Events events, std::string &error,
-                                                    int connectDeadlineSec) {
+                                                    Events events, const Settings &settings,
+                                                    std::string &error) {
     std::unique_ptr<RendezvousHub> hub(new RendezvousHub);
     auto st = std::make_unique<State>();
     st->nodeOfRank = std::move(nodeOfRank);
@@ -204,36 +322,23 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
             st->serverNodes.insert(n);
     st->secret = std::move(secret);
     st->events = std::move(events);
+    st->settings = settings;
 
     uv_loop_init(&st->loop);
     uv_tcp_init(&st->loop, &st->listener);
     st->listener.data = st.get();
-    sockaddr_in6 addr{};
-    uv_ip6_addr("::", 0, &addr);
-    int rc = uv_tcp_bind(&st->listener, reinterpret_cast<const sockaddr *>(&addr), 0);
-    if (rc != 0) {
-        sockaddr_in addr4{};
-        uv_ip4_addr("0.0.0.0", 0, &addr4);
-        rc = uv_tcp_bind(&st->listener, reinterpret_cast<const sockaddr *>(&addr4), 0);
-    }
+    std::string bindError;
+    int rc = bindListener(&st->listener, settings, st->address, bindError);
     if (rc == 0)
         rc = uv_listen(reinterpret_cast<uv_stream_t *>(&st->listener), 1024,
                        [](uv_stream_t *server, int status) {
                            auto *s = static_cast<State *>(server->data);
-                           if (status != 0 || s->stopping)
-                               return;
-                           uvnet::FrameConnection::Callbacks cb;
-                           cb.onFrames = [s](uvnet::FrameConnection &c,
-                                             std::vector<wire::Frame> &f) { s->onFrames(c, f); };
-                           cb.onClosed = [s](uvnet::FrameConnection &c, const std::string &why) {
-                               s->onClosed(c, why);
-                           };
-                           if (auto *c = uvnet::FrameConnection::accept(server, s->secret, cb))
-                               if (!c->closing())
-                                   s->pending.insert(c);
+                           if (status == 0 && !s->stopping)
+                               s->admit(server);
                        });
     if (rc != 0) {
-        error = std::string("cannot listen for the step's servers: ") + uv_strerror(rc);
+        error = "cannot listen for the step's servers on " + settings.host + ": " +
+                (bindError.empty() ? std::string(uv_strerror(rc)) : bindError);
         uv_close(reinterpret_cast<uv_handle_t *>(&st->listener), nullptr);
         uv_run(&st->loop, UV_RUN_DEFAULT);
         uv_loop_close(&st->loop);
@@ -279,7 +384,13 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
                 s->fail("the stepmap servers of node indices " + missing +
                         " did not reach srun in time (died, or cannot connect to this host)");
         },
-        static_cast<std::uint64_t>(connectDeadlineSec) * 1000, 0);
+        static_cast<std::uint64_t>(settings.connectDeadlineSec) * 1000, 0);
+    uv_timer_init(&st->loop, &st->sweep);
+    st->sweep.data = st.get();
+    const auto sweepMs = static_cast<std::uint64_t>(std::max(50, settings.handshakeDeadlineMs / 4));
+    uv_timer_start(
+        &st->sweep, [](uv_timer_t *t) { static_cast<State *>(t->data)->closeStalePeers(); },
+        sweepMs, sweepMs);
 
     State *raw = st.get();
     st->thread = std::thread([raw] {
@@ -293,6 +404,10 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
 
 int RendezvousHub::port() const {
     return state_->port;
+}
+
+std::string RendezvousHub::address() const {
+    return state_->address + ":" + std::to_string(state_->port);
 }
 
 void RendezvousHub::shutdown(int status, const std::string &reason) {

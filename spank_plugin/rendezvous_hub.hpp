@@ -23,19 +23,36 @@ public:
         std::function<void(const std::string &why)> onFailure;
     };
 
+    struct Settings {
+        // Where to listen: the address the node servers use to reach srun
+        // (a name is resolved here, once), and Slurm's SrunPortRange if the
+        // site sets one (0, 0: any free port).
+        std::string host = "127.0.0.1";
+        std::uint16_t portMin = 0, portMax = 0;
+        // A server that has not joined by then (it died or cannot reach
+        // srun) is a failure: nobody else would notice it.
+        int connectDeadlineSec = 30;
+        // Before authentication a peer may send only its Hello, within this
+        // time, and only so many peers may be in that state: the oldest
+        // gives way to a new one, so idle connections cannot lock the real
+        // servers out.
+        int handshakeDeadlineMs = 5000;
+        std::size_t maxUnauthenticated = 64;
+    };
+
     // nodeOfRank: the plan's node index per rank; servers run on the nodes
-    // that have ranks. Listens on all addresses, on an ephemeral port. A
-    // server that has not connected within connectDeadlineSec (it died or
-    // cannot reach srun) is a failure: nobody else would notice it.
+    // that have ranks.
     static std::unique_ptr<RendezvousHub> start(std::vector<std::uint32_t> nodeOfRank,
                                                 std::uint32_t nodeCount, std::string secret,
-                                                Events events, std::string &error,
-                                                int connectDeadlineSec = 30);
+                                                Events events, const Settings &settings,
+                                                std::string &error);
     ~RendezvousHub();
     RendezvousHub(const RendezvousHub &) = delete;
     RendezvousHub &operator=(const RendezvousHub &) = delete;
 
     int port() const;
+    // "ADDRESS:PORT" (numeric) for the node servers.
+    std::string address() const;
     // Tells every server the step is over (status, reason) and stops.
     void shutdown(int status, const std::string &reason);
 

@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,49 +12,97 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <climits>
 #include <cstring>
+#include <string_view>
 
 namespace stepmap::plugin {
 
 namespace {
 
-// Runs in the grandchild, which must never return into slurmstepd code.
-[[noreturn]] void execServer(const ServerLaunch &l, int writeFd) {
-    // user_init runs with the effective ids dropped but real uid 0: regain
-    // root briefly so the drop below is complete and irreversible.
+using os::UniqueFd;
+
+int pidfdOpen(pid_t pid) {
+    return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+}
+
+// In a forked child of slurmstepd: regain root briefly (user_init runs with
+// the effective ids dropped but real uid 0) so that the drop below is
+// complete and irreversible. Returns false if any step failed.
+bool dropToUser(uid_t uid, gid_t gid) {
     if (geteuid() != 0 && getuid() == 0 && seteuid(0) != 0)
-        _exit(120);
-    if (setgroups(1, &l.gid) != 0 || setresgid(l.gid, l.gid, l.gid) != 0 ||
-        setresuid(l.uid, l.uid, l.uid) != 0)
+        return false;
+    if (setgroups(1, &gid) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0)
+        return false;
+    return getuid() != 0 && geteuid() != 0;
+}
+
+// Closes every descriptor from `from` on; close_range where the kernel has
+// it, else one by one up to the descriptor limit.
+bool closeFrom(int from) {
+    if (syscall(SYS_close_range, static_cast<unsigned>(from), ~0U, 0U) == 0)
+        return true;
+    rlimit rl{};
+    int last = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+                       rl.rlim_cur < static_cast<rlim_t>(1 << 20)
+                   ? static_cast<int>(rl.rlim_cur)
+                   : (1 << 20);
+    for (int fd = from; fd < last; ++fd)
+        close(fd);
+    return true;
+}
+
+// What the grandchild executes with; built before fork, since only
+// async-signal-safe calls may follow it in a multithreaded slurmstepd.
+struct ExecImage {
+    std::vector<std::string> strings;
+    std::vector<char *> argv, envp;
+};
+
+ExecImage makeImage(const ServerLaunch &l, int readyFd) {
+    ExecImage image;
+    image.strings.push_back(l.executable);
+    for (const auto &a : l.args)
+        image.strings.push_back(a == "{fd}" ? std::to_string(readyFd) : a);
+    const std::size_t argc = image.strings.size();
+    for (const auto &e : l.environ)
+        image.strings.push_back(e);
+    for (std::size_t i = 0; i < image.strings.size(); ++i)
+        (i < argc ? image.argv : image.envp).push_back(image.strings[i].data());
+    image.argv.push_back(nullptr);
+    image.envp.push_back(nullptr);
+    return image;
+}
+
+constexpr int kReadyFd = 3;
+
+// The grandchild; never returns into slurmstepd code. Exit codes 120-127
+// say which step failed (documented in the error message of launchServer).
+[[noreturn]] void execServer(const ServerLaunch &l, const ExecImage &image, int readySock,
+                             int devnull) {
+    if (!dropToUser(l.uid, l.gid))
         _exit(121);
-    if (getuid() == 0 || geteuid() == 0)
-        _exit(122);
+    for (const auto &[resource, value] : l.softLimits) {
+        rlimit rl{};
+        if (getrlimit(resource, &rl) == 0) {
+            rl.rlim_cur = value < rl.rlim_max ? value : rl.rlim_max;
+            setrlimit(resource, &rl);
+        }
+    }
     // slurmstepd protects itself from the OOM killer; the server should not be.
     int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (oom >= 0) {
         (void)!write(oom, "0", 1);
         close(oom);
     }
-    int devnull = open("/dev/null", O_RDWR);
-    if (devnull >= 0) {
-        dup2(devnull, 0);
-        dup2(devnull, 1);
-        int log = l.logFile.empty()
-                      ? -1
-                      : open(l.logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
-        dup2(log >= 0 ? log : devnull, 2);
-        if (log > 2)
-            close(log);
-        if (devnull > 2)
-            close(devnull);
-    }
-    // Move the pipe to fd 3 and close everything else slurmstepd had open.
-    if (writeFd != 3) {
-        if (dup2(writeFd, 3) < 0)
-            _exit(123);
-        close(writeFd);
-    }
-    syscall(SYS_close_range, 4U, ~0U, 0U);
+    if (chdir("/") != 0)
+        _exit(124);
+    const int err = l.logFd ? l.logFd.get() : devnull;
+    if (dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(err, 2) < 0 ||
+        dup2(readySock, kReadyFd) < 0)
+        _exit(123);
+    if (!closeFrom(kReadyFd + 1))
+        _exit(125);
     setsid();
     // slurmstepd blocks and ignores signals; both survive exec. The server
     // must see SIGTERM.
@@ -62,23 +111,76 @@ namespace {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-
-    std::vector<std::string> args;
-    args.push_back(l.executable);
-    for (auto &a : l.args)
-        args.push_back(a == "{fd}" ? "3" : a);
-    std::vector<char *> argv, envp;
-    for (auto &a : args)
-        argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    for (auto &e : l.environ)
-        envp.push_back(const_cast<char *>(e.c_str()));
-    envp.push_back(nullptr);
-    execve(l.executable.c_str(), argv.data(), envp.data());
+    execve(image.argv[0], image.argv.data(), image.envp.data());
     _exit(127);
 }
 
-Expected<std::string> readReply(int fd, int timeoutSec) {
+// The middle child: forks the server and hands its pidfd to slurmstepd on
+// `control`, a socket no process of the user ever holds.
+[[noreturn]] void forkServer(const ServerLaunch &l, const ExecImage &image, int readySock,
+                             int control, int devnull) {
+    pid_t server = fork();
+    if (server == 0) {
+        close(control);
+        execServer(l, image, readySock, devnull);
+    }
+    if (server < 0)
+        _exit(1);
+    // The server is this process's child: its pid cannot be reused before
+    // we exit, so the pidfd names it for sure.
+    int pidfd = pidfdOpen(server);
+    if (pidfd < 0) {
+        kill(server, SIGKILL);
+        _exit(2);
+    }
+    char data[sizeof(pid_t)];
+    std::memcpy(data, &server, sizeof server);
+    iovec iov{data, sizeof data};
+    alignas(cmsghdr) char control_buf[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control_buf;
+    msg.msg_controllen = sizeof control_buf;
+    cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &pidfd, sizeof pidfd);
+    if (sendmsg(control, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof data)) {
+        kill(server, SIGKILL);
+        _exit(3);
+    }
+    _exit(0);
+}
+
+Expected<ServerProcess> receiveServer(int control) {
+    char data[sizeof(pid_t)];
+    iovec iov{data, sizeof data};
+    alignas(cmsghdr) char control_buf[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control_buf;
+    msg.msg_controllen = sizeof control_buf;
+    ssize_t n;
+    do
+        n = recvmsg(control, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    cmsghdr *c = n == static_cast<ssize_t>(sizeof data) ? CMSG_FIRSTHDR(&msg) : nullptr;
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(sizeof(int)))
+        return UserError{"the server could not be started (fork or pidfd_open failed)"};
+    int pidfd = -1;
+    pid_t pid = 0;
+    std::memcpy(&pidfd, CMSG_DATA(c), sizeof pidfd);
+    std::memcpy(&pid, data, sizeof pid);
+    return ServerProcess(pid, UniqueFd(pidfd));
+}
+
+// Reads the report until the server closes its end, the size cap or the
+// deadline.
+Expected<std::string> readReport(int fd, int timeoutSec, std::size_t cap) {
     std::string text;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSec);
     char buf[4096];
@@ -90,9 +192,7 @@ Expected<std::string> readReply(int fd, int timeoutSec) {
             return UserError{"the server did not report ready within " +
                              std::to_string(timeoutSec) + " s"};
         pollfd p{fd, POLLIN, 0};
-        int rc = poll(&p, 1, static_cast<int>(left));
-        if (rc < 0 && errno == EINTR)
-            continue;
+        int rc = poll(&p, 1, static_cast<int>(std::min<long long>(left, INT_MAX)));
         if (rc <= 0)
             continue;
         ssize_t n = read(fd, buf, sizeof buf);
@@ -101,72 +201,130 @@ Expected<std::string> readReply(int fd, int timeoutSec) {
         if (n <= 0)
             return text;
         text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > (64u << 20))
-            return UserError{"the server's reply is too large"};
+        if (text.size() > cap)
+            return UserError{"the server's ready report is larger than " + std::to_string(cap) +
+                             " bytes"};
+        // A complete report ends with its last line; the server keeps its
+        // end open only until it has written it.
+        if (text.ends_with("\nEND\n") || (text.starts_with("ERROR ") && text.ends_with("\n")))
+            return text;
     }
 }
 
 } // namespace
 
-Expected<RunningServer> launchServer(const ServerLaunch &launch) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return UserError{std::string("pipe: ") + std::strerror(errno)};
+void ServerProcess::stop(int waitMs) {
+    if (!pidfd_)
+        return;
+    syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGTERM, nullptr, 0);
+    pollfd p{pidfd_.get(), POLLIN, 0};
+    int rc;
+    do
+        rc = poll(&p, 1, waitMs);
+    while (rc < 0 && errno == EINTR);
+    if (rc == 0)
+        syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
+    pidfd_.reset();
+}
+
+Expected<RunningServer> launchServer(ServerLaunch launch) {
+    int ready[2], control[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ready) != 0)
+        return UserError{std::string("socketpair: ") + std::strerror(errno)};
+    UniqueFd readyOurs(ready[0]), readyTheirs(ready[1]);
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) != 0)
+        return UserError{std::string("socketpair: ") + std::strerror(errno)};
+    UniqueFd controlOurs(control[0]), controlTheirs(control[1]);
+    UniqueFd devnull(open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!devnull)
+        return UserError{std::string("/dev/null: ") + std::strerror(errno)};
+    const ExecImage image = makeImage(launch, kReadyFd);
+
     pid_t child = fork();
-    if (child < 0) {
-        close(fds[0]);
-        close(fds[1]);
+    if (child < 0)
         return UserError{std::string("fork: ") + std::strerror(errno)};
-    }
-    if (child == 0) {
-        close(fds[0]);
-        pid_t grandchild = fork();
-        if (grandchild != 0)
-            _exit(grandchild < 0 ? 1 : 0);
-        execServer(launch, fds[1]);
-    }
-    close(fds[1]);
+    if (child == 0)
+        forkServer(launch, image, readyTheirs.get(), controlTheirs.get(), devnull.get());
+    readyTheirs.reset();
+    controlTheirs.reset();
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    auto reply = readReply(fds[0], launch.timeoutSec);
-    close(fds[0]);
-    if (!reply)
-        return reply.error();
+    auto process = receiveServer(controlOurs.get());
+    if (!process)
+        return process.error();
+    RunningServer out;
+    out.process = std::move(process.value());
 
-    RunningServer out{0, -1, {}};
-    const std::string &text = reply.value();
-    std::size_t pos = 0;
-    std::uint32_t rank = 0;
-    bool haveRank = false, ended = false;
-    while (pos < text.size()) {
-        auto nl = text.find('\n', pos);
-        if (nl == std::string::npos)
-            break;
-        std::string line = text.substr(pos, nl - pos);
-        pos = nl + 1;
-        if (line.rfind("ERROR ", 0) == 0)
-            return UserError{line.substr(6)};
-        if (line.rfind("OK ", 0) == 0) {
-            int pid = 0;
-            std::from_chars(line.data() + 3, line.data() + line.size(), pid);
-            out.pid = pid;
-        } else if (line.rfind("RANK ", 0) == 0) {
-            std::from_chars(line.data() + 5, line.data() + line.size(), rank);
-            haveRank = true;
-            out.clientEnv[rank];
-        } else if (line.rfind("ENV ", 0) == 0 && haveRank) {
-            auto eq = line.find('=', 4);
-            if (eq != std::string::npos)
-                out.clientEnv[rank].emplace_back(line.substr(4, eq - 4), line.substr(eq + 1));
-        } else if (line == "END") {
-            ended = true;
-        }
+    auto fail = [&](const std::string &why) -> Expected<RunningServer> {
+        out.process.stop(200);
+        return UserError{why};
+    };
+    auto text = readReport(readyOurs.get(), launch.timeoutSec,
+                           wire::maxReadyReportBytes(launch.localRanks.size()));
+    if (!text)
+        return fail(text.error().message);
+    if (text->empty())
+        return fail("the server exited before it was ready (see the node's log; exit codes "
+                    "120-127 mean it could not drop privileges, set up or be executed)");
+    auto envs = wire::decodeReadyReport(*text, launch.localRanks);
+    if (!envs)
+        return fail(envs.error().message);
+    out.clientEnv = std::move(envs.value());
+    return out;
+}
+
+bool runAsUser(uid_t uid, gid_t gid, const std::function<bool()> &work, int timeoutMs) {
+    pid_t child = fork();
+    if (child < 0)
+        return false;
+    if (child == 0) {
+        if (!dropToUser(uid, gid))
+            _exit(121);
+        _exit(work() ? 0 : 1);
     }
-    if (!ended || out.pid <= 0)
-        return UserError{"the server exited before it was ready (see the node's log; exit "
-                         "codes 120-127 mean it could not drop privileges or be executed)"};
-    out.pidfd = static_cast<int>(syscall(SYS_pidfd_open, out.pid, 0));
+    UniqueFd pidfd(pidfdOpen(child));
+    if (pidfd) {
+        pollfd p{pidfd.get(), POLLIN, 0};
+        int rc;
+        do
+            rc = poll(&p, 1, timeoutMs);
+        while (rc < 0 && errno == EINTR);
+        if (rc == 0)
+            kill(child, SIGKILL);
+    }
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR)
+            return false;
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::vector<std::pair<int, rlim_t>>
+jobSoftLimits(const std::function<std::optional<std::string>(const char *)> &getenv) {
+    static const std::pair<const char *, int> names[] = {
+        {"SLURM_RLIMIT_CPU", RLIMIT_CPU},       {"SLURM_RLIMIT_FSIZE", RLIMIT_FSIZE},
+        {"SLURM_RLIMIT_DATA", RLIMIT_DATA},     {"SLURM_RLIMIT_STACK", RLIMIT_STACK},
+        {"SLURM_RLIMIT_CORE", RLIMIT_CORE},     {"SLURM_RLIMIT_RSS", RLIMIT_RSS},
+        {"SLURM_RLIMIT_NPROC", RLIMIT_NPROC},   {"SLURM_RLIMIT_NOFILE", RLIMIT_NOFILE},
+        {"SLURM_RLIMIT_MEMLOCK", RLIMIT_MEMLOCK}, {"SLURM_RLIMIT_AS", RLIMIT_AS},
+    };
+    std::vector<std::pair<int, rlim_t>> out;
+    for (const auto &[name, resource] : names) {
+        auto text = getenv(name);
+        if (!text)
+            continue;
+        // "U" marks a limit the user asked to propagate (srun --propagate).
+        std::string_view v = *text;
+        if (!v.empty() && v.front() == 'U')
+            v.remove_prefix(1);
+        unsigned long long value = 0;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+        if (ec != std::errc() || p != v.data() + v.size() || v.empty())
+            continue;
+        out.emplace_back(resource, static_cast<rlim_t>(value));
+    }
     return out;
 }
 

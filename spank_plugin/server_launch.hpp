@@ -1,37 +1,79 @@
 #pragma once
 
-// Starting stepmap-stepd from slurmstepd: double fork (slurmstepd reaps its
-// children), full privilege drop to the job's user, and a pipe on which the
-// server reports readiness and its clients' environments.
+// Starting stepmap-stepd from slurmstepd, which runs this code as root:
+// a double fork (slurmstepd reaps its own children), a full and permanent
+// drop to the job's user, the job's resource limits, and a socket on which
+// the server reports readiness and its clients' environments.
+//
+// Nothing the server (the job's user) says is trusted for a process: the
+// plugin learns the server's process from the fork chain, as a pidfd
+// handed over on a socket only root processes held, and signals only that.
 
 #include "expected.hpp"
+#include "wire/ready_report.hpp"
+#include "unique_fd.hpp"
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stepmap::plugin {
 
 struct ServerLaunch {
     std::string executable;
-    std::vector<std::string> args;    // without argv[0]
+    std::vector<std::string> args;    // without argv[0]; "{fd}" becomes the ready socket's number
     std::vector<std::string> environ; // KEY=VALUE, the server's whole environment
-    uid_t uid;
-    gid_t gid;
-    int timeoutSec;
-    std::string logFile; // the server's stderr; /dev/null if empty
+    uid_t uid = 0;
+    gid_t gid = 0;
+    // The job's soft limits (resource, value), applied after the drop, so
+    // never above the hard limits the server inherits.
+    std::vector<std::pair<int, rlim_t>> softLimits;
+    int timeoutSec = 30;
+    os::UniqueFd logFd; // the server's stderr; /dev/null if empty
+    // The ranks of this node: the report must give each one's environment.
+    std::vector<std::uint32_t> localRanks;
+};
+
+// A started server process, named by a pidfd: signals reach exactly the
+// process that was forked, even after it exited and its pid was reused.
+class ServerProcess {
+public:
+    ServerProcess() = default;
+    ServerProcess(pid_t pid, os::UniqueFd pidfd) : pid_(pid), pidfd_(std::move(pidfd)) {}
+
+    pid_t pid() const { return pid_; }
+    explicit operator bool() const { return static_cast<bool>(pidfd_); }
+    // SIGTERM, then SIGKILL if it has not exited within waitMs; forgets it.
+    void stop(int waitMs);
+
+private:
+    pid_t pid_ = 0;
+    os::UniqueFd pidfd_;
 };
 
 struct RunningServer {
-    pid_t pid;
-    int pidfd; // owned by the caller
-    std::map<std::uint32_t, std::vector<std::pair<std::string, std::string>>> clientEnv;
+    ServerProcess process;
+    std::map<std::uint32_t, wire::ClientEnvironment> clientEnv;
 };
 
-// The server's --ready-fd is the literal "{fd}" in args, replaced here.
-Expected<RunningServer> launchServer(const ServerLaunch &launch);
+Expected<RunningServer> launchServer(ServerLaunch launch);
+
+// Runs work in a child process that fully dropped to uid/gid first, so it
+// can do no more than the user could; waits at most timeoutMs (then kills
+// it). True if work returned true.
+bool runAsUser(uid_t uid, gid_t gid, const std::function<bool()> &work, int timeoutMs);
+
+// The job's soft limits from Slurm's SLURM_RLIMIT_<NAME>=[U]<value>
+// variables, as getenv-like lookups give them; unknown or bad values are
+// skipped.
+std::vector<std::pair<int, rlim_t>>
+jobSoftLimits(const std::function<std::optional<std::string>(const char *)> &getenv);
 
 } // namespace stepmap::plugin

@@ -36,6 +36,13 @@ Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
                 return UserError{"plugstack.conf argument hub_address= needs a host name or "
                                  "address"};
             c.hubAddress = value;
+        } else if (key == "client_auth") {
+            if (value != "munge" && value != "native")
+                return UserError{"plugstack.conf argument client_auth='" + value +
+                                 "' must be munge (clients prove their user through munged) or "
+                                 "native (trust the user a client claims: any local user could "
+                                 "join a step)"};
+            c.clientAuth = value;
         } else if (key == "dmodex_timeout") {
             if (!seconds(value, c.dmodexTimeoutSec))
                 return UserError{"plugstack.conf argument dmodex_timeout='" + value +
@@ -46,8 +53,8 @@ Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
                                  "' must be seconds between 1 and 86400"};
         } else {
             return UserError{"unknown plugstack.conf argument '" + key + "' (value '" + value +
-                             "'); known: server, tmpdir, log_dir, hub_address, dmodex_timeout, "
-                             "server_start_timeout"};
+                             "'); known: server, tmpdir, log_dir, hub_address, client_auth, "
+                             "dmodex_timeout, server_start_timeout"};
         }
     }
     return c;

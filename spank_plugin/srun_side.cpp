@@ -43,21 +43,27 @@ std::optional<std::string> env(const char *name) {
     return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
-// srun's host as the nodes should dial it.
-std::string hubHost(const SiteConfig &site) {
-    if (!site.hubAddress.empty())
-        return site.hubAddress;
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) == 0) {
-        addrinfo hints{};
-        hints.ai_socktype = SOCK_STREAM;
-        addrinfo *res = nullptr;
-        if (getaddrinfo(name, nullptr, &hints, &res) == 0) {
-            freeaddrinfo(res);
-            return name;
-        }
+// Where the step's rendezvous listens: the site's hub_address, else this
+// host's name (what the nodes resolve it to), within Slurm's SrunPortRange
+// if the site sets one (read with one RPC, only for stepmap's steps).
+RendezvousHub::Settings hubSettings(const SiteConfig &site) {
+    RendezvousHub::Settings s;
+    s.host = site.hubAddress;
+    if (s.host.empty()) {
+        char name[256] = {};
+        s.host = gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "127.0.0.1";
     }
-    return "127.0.0.1";
+    s.connectDeadlineSec = site.serverStartTimeoutSec;
+    slurm_conf_t *conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) == SLURM_SUCCESS && conf) {
+        if (conf->srun_port_range && conf->srun_port_range[0] > 0 &&
+            conf->srun_port_range[1] >= conf->srun_port_range[0]) {
+            s.portMin = conf->srun_port_range[0];
+            s.portMax = conf->srun_port_range[1];
+        }
+        slurm_free_ctl_conf(conf);
+    }
+    return s;
 }
 
 Expected<std::string> readHostfile(const std::string &path) {
@@ -225,6 +231,10 @@ void SrunSide::refuse(const std::string &message) {
 
 int SrunSide::init(spank_t) {
     auto started = std::chrono::steady_clock::now();
+    // What an outer stepmap step handed its tasks is not this step's: an
+    // srun inside such a task must not carry it into its own step.
+    for (const char *name : {"STEPMAP_PLAN", "STEPMAP_HUB", "STEPMAP_SECRET"})
+        unsetenv(name);
     auto cmd = scanSrunCommandLine(readOwnCommandLine(), optionArity());
     auto forwarded = forwardedOptions();
     options_ = mergeOptions(cmd.stepmapOptions, forwarded);
@@ -543,13 +553,16 @@ int SrunSide::localUserInit(spank_t sp) {
         slurm_kill_job_step(jobId, stepId, SIGKILL);
     };
     hub_ = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan_.nodes.size()),
-                                *wire::decodeSecretHex(secret), std::move(events), error,
-                                site_.serverStartTimeoutSec);
+                                *wire::decodeSecretHex(secret), std::move(events),
+                                hubSettings(site_), error);
     if (!hub_) {
-        logError(error);
+        logError(error + " (set hub_address= in plugstack.conf to the address the nodes use "
+                         "to reach this host)");
         return -1;
     }
-    std::string address = hubHost(site_) + ":" + std::to_string(hub_->port());
+    const std::string address = hub_->address();
+    logVerbose("rendezvous of step " + std::to_string(jobId) + "." + std::to_string(stepId) +
+               " at " + address);
     setenv("STEPMAP_HUB", address.c_str(), 1);
     setenv("STEPMAP_SECRET", secret.c_str(), 1);
     return 0;

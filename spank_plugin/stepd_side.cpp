@@ -1,79 +1,109 @@
 #include "stepd_side.hpp"
 
 #include "plugin_log.hpp"
-#include "server_launch.hpp"
+#include "step_directory.hpp"
 
-#include <ftw.h>
-#include <poll.h>
+#include <fcntl.h>
 #include <sched.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-extern char **environ;
 
 namespace stepmap::plugin {
 
 namespace {
 
-std::optional<std::string> jobEnv(spank_t sp, const char *name) {
-    char buf[1 << 16];
-    // The plan of a large step may not fit; ask for its size first.
-    if (spank_getenv(sp, name, buf, sizeof buf) == ESPANK_SUCCESS)
-        return std::string(buf);
-    std::vector<char> big(64u << 20);
-    if (spank_getenv(sp, name, big.data(), static_cast<int>(big.size())) == ESPANK_SUCCESS)
-        return std::string(big.data());
-    return std::nullopt;
+// Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN): a larger
+// plan never came from srun.
+constexpr std::size_t kMaxPlanBytes = 128 * 1024;
+constexpr std::size_t kMaxHubBytes = 512;
+constexpr std::size_t kMaxSecretBytes = 128;
+const char *const kStepmapVariables[] = {"STEPMAP_PLAN", "STEPMAP_HUB", "STEPMAP_SECRET"};
+
+// A job environment variable of at most maxBytes: nullopt if absent, an
+// error if larger. Looks with a small buffer first: a step without stepmap
+// pays for one lookup and nothing else.
+Expected<std::optional<std::string>> jobVariable(spank_t sp, const char *name,
+                                                 std::size_t maxBytes) {
+    char small[4096];
+    spank_err_t rc = spank_getenv(sp, name, small, sizeof small);
+    if (rc == ESPANK_SUCCESS)
+        return std::optional<std::string>(small);
+    if (rc != ESPANK_NOSPACE)
+        return std::optional<std::string>();
+    std::string big(maxBytes + 1, '\0');
+    if (spank_getenv(sp, name, big.data(), static_cast<int>(big.size())) != ESPANK_SUCCESS)
+        return UserError{std::string(name) + " in the job environment is larger than " +
+                         std::to_string(maxBytes) + " bytes"};
+    big.resize(std::strlen(big.c_str()));
+    return std::optional<std::string>(std::move(big));
 }
 
-// Root side: removes the server's directory if the server could not. Only a
-// real directory owned by the job's user is touched, and links are not
-// followed, so a user cannot point this at anything else.
-void removeServerDir(const std::string &dir, uid_t uid) {
-    struct stat st {};
-    if (dir.empty() || lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid)
-        return;
-    nftw(
-        dir.c_str(),
-        [](const char *path, const struct stat *, int, struct FTW *) { return remove(path); }, 16,
-        FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+// A node name as part of a file name.
+std::string fileNamePart(const std::string &name) {
+    std::string out = name.substr(0, 64);
+    for (char &c : out)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.'))
+            c = '_';
+    return out;
 }
 
 } // namespace
 
 int StepdSide::userInit(spank_t sp) {
-    auto planText = jobEnv(sp, "STEPMAP_PLAN");
-    if (!planText)
+    auto planVar = jobVariable(sp, "STEPMAP_PLAN", kMaxPlanBytes);
+    if (planVar && !*planVar)
         return 0; // not a stepmap step
     active_ = true;
-    auto plan = decodePlan(*planText);
-    if (!plan) {
-        logError("STEPMAP_PLAN in the job environment is damaged: " + plan.error().message);
+    if (!planVar) {
+        logError(planVar.error().message);
         return -1;
     }
-    plan_ = std::move(plan.value());
+    const std::string &planText = **planVar;
 
-    uint32_t jobId = 0, stepId = 0;
-    gid_t gid = 0;
+    uint32_t jobId = 0, stepId = 0, totalTasks = 0, nodes = 0;
     spank_get_item(sp, S_JOB_UID, &uid_);
-    spank_get_item(sp, S_JOB_GID, &gid);
+    spank_get_item(sp, S_JOB_GID, &gid_);
     spank_get_item(sp, S_JOB_ID, &jobId);
     spank_get_item(sp, S_JOB_STEPID, &stepId);
     spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &localTasks_);
+    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &totalTasks);
+    spank_get_item(sp, S_JOB_NNODES, &nodes);
+    if (uid_ == 0) {
+        logError("refusing to start the PMIx server for a root job: stepmap's server never runs "
+                 "as root; run the job as a regular user");
+        return -1;
+    }
     char *stepCores = nullptr;
     if (spank_get_item(sp, S_STEP_ALLOC_CORES, &stepCores) != ESPANK_SUCCESS || !stepCores) {
         logError("Slurm did not say which cores the step holds on this node");
         return -1;
     }
 
+    // Slurm's own figures of the step bound what the plan may hold, before
+    // anything is expanded: a plan for another step (or made up) fails here.
+    PlanLimits limits;
+    limits.maxRanks = totalTasks;
+    limits.maxNodes = nodes;
+    auto plan = decodePlan(planText, limits);
+    if (!plan) {
+        logError("STEPMAP_PLAN in the job environment is damaged: " + plan.error().message);
+        return -1;
+    }
+    plan_ = std::move(plan.value());
+    if (plan_.ranks.size() != totalTasks) {
+        logError("STEPMAP_PLAN has " + std::to_string(plan_.ranks.size()) +
+                 " ranks but Slurm's step has " + std::to_string(totalTasks) + " tasks");
+        return -1;
+    }
+
     // Which plan node is this? The one holding this node's tasks; and Slurm
     // must have put exactly the plan's ranks here.
     std::optional<std::uint32_t> node;
+    std::vector<std::uint32_t> localRanks;
     for (std::uint32_t i = 0; i < localTasks_; ++i) {
         uint32_t global = 0;
         if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, i, &global) != ESPANK_SUCCESS ||
@@ -89,6 +119,7 @@ int StepdSide::userInit(spank_t sp) {
             return -1;
         }
         node = n;
+        localRanks.push_back(global);
     }
     if (!node)
         return 0;
@@ -98,23 +129,26 @@ int StepdSide::userInit(spank_t sp) {
                  std::to_string(plan_.ranksOn(*node).size()));
         return -1;
     }
-    if (uid_ == 0) {
-        logError("refusing to start the PMIx server for a root job: stepmap's server never runs "
-                 "as root; run the job as a regular user");
+
+    auto hub = jobVariable(sp, "STEPMAP_HUB", kMaxHubBytes);
+    auto secret = jobVariable(sp, "STEPMAP_SECRET", kMaxSecretBytes);
+    if (!hub || !secret || !*hub || !*secret) {
+        logError("the job environment lacks a usable STEPMAP_HUB/STEPMAP_SECRET (srun did not "
+                 "load the stepmap plugin?)");
         return -1;
     }
 
-    std::string nodeName = plan_.nodes[*node].name;
-    std::string stepTag = std::to_string(jobId) + "." + std::to_string(stepId);
-    tmpdir_ = site_.tmpdir + "/stepmap." + std::to_string(uid_) + "." + stepTag + "." + nodeName;
-
-    auto hub = jobEnv(sp, "STEPMAP_HUB");
-    auto secret = jobEnv(sp, "STEPMAP_SECRET");
-    if (!hub || !secret) {
-        logError("the job environment lacks STEPMAP_HUB/STEPMAP_SECRET (srun did not load the "
-                 "stepmap plugin?)");
+    const std::string nodeName = fileNamePart(plan_.nodes[*node].name);
+    const std::string stepTag = std::to_string(jobId) + "." + std::to_string(stepId);
+    // Made here, with the job user's effective ids, under a name nobody can
+    // take in advance; the server checks it is its own and private.
+    auto dir = os::makePrivateDirectory(site_.tmpdir, "stepmap." + stepTag + "." + nodeName + ".");
+    if (!dir) {
+        logError("the PMIx server for step " + stepTag + " cannot have its directory: " +
+                 dir.error().message);
         return -1;
     }
+    tmpdir_ = dir.value();
 
     ServerLaunch launch;
     launch.executable = site_.server;
@@ -127,38 +161,59 @@ int StepdSide::userInit(spank_t sp) {
                    "--tmpdir",
                    tmpdir_,
                    "--hub",
-                   *hub,
+                   **hub,
                    "--ready-fd",
                    "{fd}",
                    "--watch-pid",
                    std::to_string(getpid()),
                    "--dmodex-timeout",
-                   std::to_string(site_.dmodexTimeoutSec)};
-    launch.environ = {"STEPMAP_PLAN=" + *planText, "STEPMAP_SECRET=" + *secret,
+                   std::to_string(site_.dmodexTimeoutSec),
+                   "--client-auth",
+                   site_.clientAuth};
+    launch.environ = {"STEPMAP_PLAN=" + planText, "STEPMAP_SECRET=" + **secret,
                       "PATH=/usr/bin:/bin"};
     launch.uid = uid_;
-    launch.gid = gid;
+    launch.gid = gid_;
+    launch.softLimits = jobSoftLimits([sp](const char *name) -> std::optional<std::string> {
+        auto v = jobVariable(sp, name, 64);
+        return v ? *v : std::nullopt;
+    });
     launch.timeoutSec = site_.serverStartTimeoutSec;
-    if (!site_.logDir.empty())
-        launch.logFile = site_.logDir + "/stepmap-stepd." + stepTag + "." + nodeName + ".log";
-    auto running = launchServer(launch);
+    launch.localRanks = std::move(localRanks);
+    if (!site_.logDir.empty()) {
+        // Opened here with the job user's effective ids: a new file, never
+        // one that exists or a link.
+        const std::string path =
+            site_.logDir + "/stepmap-stepd." + stepTag + "." + nodeName + ".log";
+        launch.logFd.reset(open(path.c_str(),
+                                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC,
+                                0600));
+        if (!launch.logFd)
+            logError("cannot create the server's log " + path + ": " + std::strerror(errno) +
+                     "; the server runs without a log");
+    }
+    auto running = launchServer(std::move(launch));
     if (!running) {
-        logError("the PMIx server for step " + stepTag + " on " + nodeName +
+        logError("the PMIx server for step " + stepTag + " on " + plan_.nodes[*node].name +
                  " did not start: " + running.error().message);
-        removeServerDir(tmpdir_, uid_);
+        removeServerDirectory();
         return -1;
     }
-    serverPid_ = running.value().pid;
-    serverPidfd_ = running.value().pidfd;
+    server_ = std::move(running.value().process);
     clientEnv_ = std::move(running.value().clientEnv);
-    logDebug("server " + std::to_string(serverPid_) + " serves step " + stepTag + " on " +
-             nodeName);
+    logDebug("server " + std::to_string(server_.pid()) + " serves step " + stepTag + " on " +
+             plan_.nodes[*node].name);
     return 0;
 }
 
 int StepdSide::taskInit(spank_t sp) {
     if (!active_)
         return 0;
+    // The plan, the rendezvous and its secret are for the node servers: a
+    // task must not hand them on (an srun inside it would try to serve the
+    // outer plan).
+    for (const char *name : kStepmapVariables)
+        spank_unsetenv(sp, name);
     uint32_t global = 0;
     if (spank_get_item(sp, S_TASK_GLOBAL_ID, &global) != ESPANK_SUCCESS)
         return -1;
@@ -186,33 +241,34 @@ int StepdSide::taskInit(spank_t sp) {
     return 0;
 }
 
-void StepdSide::stopServer(int waitMs) {
-    if (serverPidfd_ < 0)
-        return;
-    syscall(SYS_pidfd_send_signal, serverPidfd_, SIGTERM, nullptr, 0);
-    pollfd p{serverPidfd_, POLLIN, 0};
-    if (poll(&p, 1, waitMs) == 0)
-        syscall(SYS_pidfd_send_signal, serverPidfd_, SIGKILL, nullptr, 0);
-    close(serverPidfd_);
-    serverPidfd_ = -1;
-}
-
 int StepdSide::taskExit(spank_t) {
     if (!active_)
         return 0;
     // Slurm SIGKILLs the server right after the last task; stop it first so
     // it finalizes PMIx and removes its files.
     if (++exitedTasks_ == localTasks_)
-        stopServer(2000);
+        server_.stop(2000);
     return 0;
 }
 
 int StepdSide::exit(spank_t) {
     if (!active_)
         return 0;
-    stopServer(200);
-    removeServerDir(tmpdir_, uid_);
+    server_.stop(200);
+    removeServerDirectory();
     return 0;
+}
+
+void StepdSide::removeServerDirectory() {
+    if (tmpdir_.empty() || uid_ == 0)
+        return;
+    // The directory and everything in it belong to the job's user, who may
+    // change it while we remove it: remove it as that user, so nothing
+    // else can be reached whatever they swap in.
+    const std::string dir = tmpdir_;
+    if (!runAsUser(uid_, gid_, [&dir] { return os::removeTree(dir); }, 5000))
+        logError("could not remove the server's directory " + dir);
+    tmpdir_.clear();
 }
 
 } // namespace stepmap::plugin

@@ -3,9 +3,11 @@
 // The plugin inside slurmstepd: starts this node's stepmap-stepd for the
 // step (as the job's user, in the step's cgroup), gives each task the PMIx
 // environment, stops the server when the tasks are done, and removes what
-// it may have left.
+// it may have left. Runs as root: everything from the job environment is
+// bounded and checked against what Slurm says of the step.
 
 #include "launch_plan.hpp"
+#include "server_launch.hpp"
 #include "site_config.hpp"
 
 #include <map>
@@ -28,18 +30,19 @@ public:
     int exit(spank_t sp);
 
 private:
-    void stopServer(int waitMs);
+    // Removes the server's directory with the job user's rights only.
+    void removeServerDirectory();
 
     SiteConfig site_;
     bool active_ = false;
     LaunchPlan plan_;
     std::string tmpdir_;
     uid_t uid_ = 0;
-    int serverPidfd_ = -1;
-    pid_t serverPid_ = 0;
+    gid_t gid_ = 0;
+    ServerProcess server_;
     std::uint32_t localTasks_ = 0;
     std::uint32_t exitedTasks_ = 0;
-    std::map<std::uint32_t, std::vector<std::pair<std::string, std::string>>> clientEnv_;
+    std::map<std::uint32_t, wire::ClientEnvironment> clientEnv_;
 };
 
 } // namespace stepmap::plugin

@@ -20,6 +20,14 @@ HubLink::~HubLink() {
 }
 
 void HubLink::connect() {
+    retryOwner_ = uvnet::makeTimer(loop_);
+    retry_ = retryOwner_.get();
+    retry_->data = this;
+    joinDeadline_ = uv_now(loop_) + 30000;
+    open();
+}
+
+void HubLink::open() {
     uvnet::FrameConnection::Callbacks cb;
     cb.onFrames = [this](uvnet::FrameConnection &, std::vector<wire::Frame> &frames) {
         onFrames(frames);
@@ -27,6 +35,12 @@ void HubLink::connect() {
     cb.onClosed = [this](uvnet::FrameConnection &, const std::string &why) {
         conn_ = nullptr;
         ready_ = false;
+        if (!everJoined_ && onLost_ && uv_now(loop_) + 250 < joinDeadline_) {
+            logLine("could not join srun's rendezvous (" + why + "); trying again");
+            uv_timer_start(
+                retry_, [](uv_timer_t *t) { static_cast<HubLink *>(t->data)->open(); }, 250, 0);
+            return;
+        }
         failAll("lost the connection to srun's rendezvous: " + why);
         if (onLost_)
             onLost_("connection to srun's rendezvous at " + config_.hubHost + ":" +
@@ -37,6 +51,8 @@ void HubLink::connect() {
 }
 
 void HubLink::leave() {
+    if (retry_)
+        uv_timer_stop(retry_);
     logLine("served " + std::to_string(fencesDone_) + " fences, asked " +
             std::to_string(modexAsked_) + " and answered " + std::to_string(modexServed_) +
             " direct-modex requests");
@@ -61,6 +77,7 @@ void HubLink::onFrames(std::vector<wire::Frame> &frames) {
         case MessageType::Challenge:
             conn_->send(conn_->channel().makeHello(config_.nodeIndex));
             ready_ = true;
+            everJoined_ = true;
             logLine("joined srun's rendezvous");
             for (auto &[type, payload] : queued_)
                 conn_->send(type, payload);

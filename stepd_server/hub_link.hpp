@@ -6,6 +6,7 @@
 #include "pmix_host.hpp"
 #include "step_config.hpp"
 #include "uv/frame_connection.hpp"
+#include "uv/uv_handle.hpp"
 
 #include <functional>
 #include <map>
@@ -36,6 +37,7 @@ private:
         std::uint32_t rank;
     };
 
+    void open();
     void onFrames(std::vector<wire::Frame> &frames);
     void send(wire::MessageType type, std::string payload);
     void failAll(const std::string &why);
@@ -49,6 +51,12 @@ private:
     std::function<void(const std::string &)> onLost_;
     uvnet::FrameConnection *conn_ = nullptr;
     bool ready_ = false;
+    bool everJoined_ = false;
+    // Until the first join, a connection the hub drops before the handshake
+    // (it makes room when flooded) is tried again, up to this time.
+    uv_timer_t *retry_ = nullptr; // owned by retryOwner_
+    uvnet::UvHandlePtr<uv_timer_t> retryOwner_;
+    std::uint64_t joinDeadline_ = 0;
     std::vector<std::pair<wire::MessageType, std::string>> queued_;
     std::map<std::string, std::uint64_t> fenceCounters_;
     std::map<std::string, DataReply> fences_;

@@ -5,12 +5,13 @@
 
 #include "hub_link.hpp"
 #include "pmix_host.hpp"
+#include "wire/ready_report.hpp"
 #include "server_log.hpp"
 #include "step_config.hpp"
+#include "step_directory.hpp"
 #include "step_topology.hpp"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -42,20 +43,23 @@ bool writeAll(int fd, const std::string &text) {
     return true;
 }
 
-void removeTree(const std::string &dir) {
-    nftw(
-        dir.c_str(),
-        [](const char *path, const struct stat *, int, struct FTW *) { return remove(path); }, 16,
-        FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-}
-
 void reportFailure(int fd, const std::string &message) {
     logLine(message);
     if (fd >= 0) {
-        writeAll(fd, "ERROR " + message + "\n");
+        writeAll(fd, wire::encodeReadyFailure(message));
         close(fd);
     }
 }
+
+// The server's private directory (made by the plugin) goes when main
+// returns, after PMIx is finalized, whatever the way out.
+struct DirectoryRemoval {
+    std::string path;
+    ~DirectoryRemoval() {
+        if (!path.empty() && !os::removeTree(path))
+            logLine("could not remove all of " + path);
+    }
+};
 
 // Everything the running server owns; torn down in reverse order.
 struct Server {
@@ -98,6 +102,7 @@ int main(int argc, char **argv) {
         logLine("bad invocation: " + parsed.error().message);
         return 2;
     }
+    DirectoryRemoval directory;
     Server s(std::move(parsed.value()));
     StepConfig &c = s.config;
     setLogPrefix("stepmap-stepd[" + c.nspace + " " + c.plan.nodes[c.nodeIndex].name + "]");
@@ -107,10 +112,13 @@ int main(int argc, char **argv) {
         reportFailure(c.readyFd, "refusing to run as root: the PMIx server runs as the job's user");
         return 1;
     }
-    if (mkdir(c.tmpdir.c_str(), 0700) != 0) {
-        reportFailure(c.readyFd, "cannot create " + c.tmpdir + ": " + std::strerror(errno));
+    // The plugin made the directory with an unpredictable name; it must be
+    // ours and private, or another user could read the clients' files.
+    if (auto dir = os::openPrivateDirectory(c.tmpdir, getuid()); !dir) {
+        reportFailure(c.readyFd, dir.error().message);
         return 1;
     }
+    directory.path = c.tmpdir;
 
     {
         // Where this server runs, for the per-step log: user and cgroups.
@@ -131,7 +139,6 @@ int main(int argc, char **argv) {
     auto step = topology::loadStepTopology(c.stepCores, c.topologyXml);
     if (!step) {
         reportFailure(c.readyFd, step.error().message);
-        removeTree(c.tmpdir);
         return 1;
     }
     logLine("step CPUs here: " + topology::bitmapListString(step->cpuset.get()));
@@ -149,7 +156,6 @@ int main(int argc, char **argv) {
                                   topology::bitmapListString(step->cpuset.get()) +
                                   " on this node (Slurm's node description and the hardware "
                                   "disagree?)");
-                removeTree(c.tmpdir);
                 return 1;
             }
         }
@@ -165,26 +171,16 @@ int main(int argc, char **argv) {
     if (!envs) {
         reportFailure(c.readyFd, envs.error().message);
         s.host.reset();
-        removeTree(c.tmpdir);
         return 1;
     }
 
-    std::string ready = "OK " + std::to_string(getpid()) + "\n";
-    for (auto &[rank, vars] : envs.value()) {
-        ready += "RANK " + std::to_string(rank) + "\n";
-        for (auto &v : vars)
-            if (v.find('\n') == std::string::npos)
-                ready += "ENV " + v + "\n";
-    }
-    ready += "END\n";
-    bool told = writeAll(c.readyFd, ready);
+    bool told = writeAll(c.readyFd, wire::encodeReadyReport(envs.value()));
     close(c.readyFd);
     if (c.readyFd <= STDERR_FILENO) // keep stdio slots taken: libuv never uses them
         open("/dev/null", O_RDWR);
     if (!told) {
         logLine("the plugin did not take the client environment; leaving");
         s.host.reset();
-        removeTree(c.tmpdir);
         return 1;
     }
 
@@ -225,6 +221,5 @@ int main(int argc, char **argv) {
         uv_run(&s.loop, UV_RUN_NOWAIT);
     if (s.pidfd >= 0)
         close(s.pidfd);
-    removeTree(c.tmpdir);
     return s.exitCode;
 }

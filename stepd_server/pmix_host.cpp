@@ -6,9 +6,12 @@
 #include "step_config.hpp"
 
 #include <pmix.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -128,6 +131,27 @@ void addLocalProcData(InfoList &proc, hwloc_topology_t topology, hwloc_const_bit
     proc.addString(PMIX_PROCDIR, procdir);
 }
 
+// Where libmunge (and so PMIx's munge security) reaches munged.
+constexpr const char *kMungeSocket = "/run/munge/munge.socket.2";
+
+// PMIx 4.2.2 crashes in PMIx_server_init when its only security module
+// cannot reach munged; find out first and say so.
+bool mungeReachable(std::string &why) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        why = std::strerror(errno);
+        return false;
+    }
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, kMungeSocket, sizeof addr.sun_path - 1);
+    bool ok = connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0;
+    if (!ok)
+        why = std::strerror(errno);
+    close(fd);
+    return ok;
+}
+
 void releaseString(void *cbdata) {
     delete static_cast<std::string *>(cbdata);
 }
@@ -172,6 +196,17 @@ Expected<bool> PmixHost::start() {
     // both scopes where that lookup sees them. The clients learn the choice
     // from PMIx_server_setup_fork (PMIX_GDS_MODULE).
     setenv("PMIX_MCA_gds", "hash", 1);
+    // PMIx 4.2 serves clients on loopback TCP, where its "native" security
+    // believes the uid a client claims: any local user could join the step
+    // as one of its ranks. With munge only, a client proves its uid through
+    // munged and a claim in any other mode is refused. The clients learn
+    // the mode from PMIx_server_setup_fork (PMIX_SECURITY_MODE).
+    setenv("PMIX_MCA_psec", config_.clientAuth.c_str(), 1);
+    if (std::string why; config_.clientAuth == "munge" && !mungeReachable(why))
+        return UserError{std::string("client_auth=munge needs munged on this node, but ") +
+                         kMungeSocket + " cannot be reached (" + why +
+                         "); start munged, or set client_auth=native in plugstack.conf (any "
+                         "local user could then join the step's PMIx server)"};
     try {
         // Built by hand: an info list would copy the topology value and
         // destroy the hwloc topology with it, while PMIx keeps the pointer.

@@ -20,7 +20,7 @@ bool toInt(std::string_view s, long long lo, long long hi, long long &out) {
 Expected<StepConfig> parseStepConfig(int argc, char **argv) {
     static const char *known[] = {
         "--nspace",    "--node-index",     "--tmpdir",     "--hub",         "--ready-fd",
-        "--watch-pid", "--dmodex-timeout", "--step-cores", "--topology-xml"};
+        "--watch-pid", "--dmodex-timeout", "--step-cores", "--topology-xml", "--client-auth"};
     std::map<std::string, std::string> args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -57,6 +57,11 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
         if (!toInt(args["--dmodex-timeout"], 1, 86400, v))
             return UserError{"bad --dmodex-timeout '" + args["--dmodex-timeout"] + "'"};
         c.dmodexTimeoutSec = static_cast<int>(v);
+    }
+    if (args.count("--client-auth")) {
+        c.clientAuth = args["--client-auth"];
+        if (c.clientAuth != "munge" && c.clientAuth != "native")
+            return UserError{"bad --client-auth '" + c.clientAuth + "' (munge or native)"};
     }
     const std::string &hub = args["--hub"];
     auto colon = hub.rfind(':');

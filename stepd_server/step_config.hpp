@@ -21,12 +21,14 @@ struct StepConfig {
     int readyFd = -1;   // receives the clients' environments, then is closed
     int watchPid = 0;   // slurmstepd: the server leaves when it is gone
     int dmodexTimeoutSec = 60;
+    std::string clientAuth = "munge"; // PMIx psec: munge or native
     std::string stepCores;   // Slurm's cores of the step here ("0-1"), hwloc logical order
     std::string topologyXml; // tests: this node's hardware from a file instead of the machine
 };
 
 // argv: --nspace N --node-index K --tmpdir D --hub HOST:PORT --ready-fd F
 //       --step-cores LIST [--watch-pid P] [--dmodex-timeout S] [--topology-xml FILE]
+//       [--client-auth munge|native]
 // environment: STEPMAP_PLAN, STEPMAP_SECRET
 Expected<StepConfig> parseStepConfig(int argc, char **argv);
 

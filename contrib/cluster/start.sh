@@ -243,9 +243,13 @@ start_slurmd() {
 	# Own mount namespace + private tmpfs on PMIxCliTmpDirBase; slurmd
 	# daemonizes and stays in it (with its slurmstepds and tasks).
 	# shellcheck disable=SC2016
+	# munged's socket appears at its default place there too, where PMIx's
+	# munge security (libmunge) looks for it.
+	mkdir -p /run/munge
 	SLURM_CONF=$CONF unshare -m --propagation private -- /bin/sh -c '
 		mount -t tmpfs -o mode=1777,size=256m stepmap-pmix-cli "$1" || exit 1
-		exec slurmd -N "$2"' sh "$STATE/pmix-cli" "$n" \
+		mount --bind "$3" /run/munge || exit 1
+		exec slurmd -N "$2"' sh "$STATE/pmix-cli" "$n" "$STATE/munge" \
 		</dev/null >>"$STATE/log/slurmd.$n.log" 2>&1 9>&- ||
 		die "slurmd -N $n failed to start; see $STATE/log/slurmd.$n.log:
 $(tail -n 15 "$STATE/log/slurmd.$n.log" 2>/dev/null)"

@@ -114,6 +114,18 @@ bool FrameChannel::accept(MessageType type, std::string payload, const std::uint
     return true;
 }
 
+bool FrameChannel::handshaking() const {
+    return role_ == Role::Hub ? !established_ : !haveHubNonce_;
+}
+
+std::uint32_t FrameChannel::maxFrameLength() const {
+    // Until the peer has authenticated, only its handshake frame may come:
+    // nobody without the secret gets to make us buffer more than that.
+    if (handshaking())
+        return static_cast<std::uint32_t>(1 + (role_ == Role::Hub ? 4 : 0) + kNonceSize + kMacSize);
+    return kMaxFrameSize;
+}
+
 bool FrameChannel::feed(const char *data, std::size_t size) {
     if (!error_.empty())
         return false;
@@ -122,8 +134,9 @@ bool FrameChannel::feed(const char *data, std::size_t size) {
     while (inbox_.size() - pos >= 4) {
         ByteReader r(inbox_.data() + pos, 4);
         std::uint32_t len = *r.u32();
-        if (len < 1 + kMacSize || len > kMaxFrameSize) {
-            error_ = "malformed frame length " + std::to_string(len);
+        if (len < 1 + kMacSize || len > maxFrameLength()) {
+            error_ = "malformed frame length " + std::to_string(len) +
+                     (handshaking() ? " before authentication" : "");
             return false;
         }
         if (inbox_.size() - pos - 4 < len)

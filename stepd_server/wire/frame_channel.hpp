@@ -50,6 +50,8 @@ private:
     std::array<std::uint8_t, kMacSize> mac(std::uint8_t direction, std::uint64_t seq,
                                            MessageType type, std::string_view payload) const;
     bool accept(MessageType type, std::string payload, const std::uint8_t *macBytes);
+    bool handshaking() const;
+    std::uint32_t maxFrameLength() const;
 
     std::string secret_;
     Role role_;

@@ -8,6 +8,11 @@
 #include "wire/secret.hpp"
 
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <atomic>
@@ -49,6 +54,42 @@ struct Peer {
     }
 };
 
+plugin::RendezvousHub::Settings settings() {
+    plugin::RendezvousHub::Settings s;
+    s.host = "127.0.0.1";
+    return s;
+}
+
+// A plain TCP connection to 127.0.0.x:port (no stepmap protocol); -1 if
+// refused.
+int rawConnect(int port, const char *ip = "127.0.0.1") {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    inet_pton(AF_INET, ip, &a.sin_addr);
+    if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+// True once the peer closed fd (reads drain whatever it sent first).
+bool closedByPeer(int fd, int timeoutMs) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    char buf[256];
+    while (std::chrono::steady_clock::now() < deadline) {
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 50) > 0) {
+            ssize_t n = recv(fd, buf, sizeof buf, 0);
+            if (n <= 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 template <class Pred> bool runUntil(uv_loop_t *loop, Pred done) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!done()) {
@@ -73,7 +114,7 @@ protected:
         events.onFailure = [this](const std::string &) { ++failures; };
         std::string error;
         // Ranks 0,2 on node 0; ranks 1,3 on node 1.
-        hub = plugin::RendezvousHub::start({0, 1, 0, 1}, 2, secret, events, error);
+        hub = plugin::RendezvousHub::start({0, 1, 0, 1}, 2, secret, events, settings(), error);
         ASSERT_TRUE(hub) << error;
     }
     void TearDown() override {
@@ -156,7 +197,9 @@ TEST(HubDeadline, AServerThatNeverConnectsIsAFailure) {
         ++failures;
     };
     std::string error;
-    auto hub = plugin::RendezvousHub::start({0, 1}, 2, std::string(32, 's'), events, error, 1);
+    auto s = settings();
+    s.connectDeadlineSec = 1;
+    auto hub = plugin::RendezvousHub::start({0, 1}, 2, std::string(32, 's'), events, s, error);
     ASSERT_TRUE(hub) << error;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (failures.load() == 0 && std::chrono::steady_clock::now() < deadline)
@@ -195,4 +238,94 @@ TEST_F(HubTest, LosingAServerIsAFailure) {
         runUntil(&loop, [&] { return a.closed; });
     }
     ASSERT_TRUE(runUntil(&loop, [&] { return failures.load() > 0; }));
+}
+
+TEST(HubListening, BindsOnlyToTheAddressTheNodesUse) {
+    std::string error;
+    auto hub = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, settings(), error);
+    ASSERT_TRUE(hub) << error;
+    EXPECT_EQ(hub->address(), "127.0.0.1:" + std::to_string(hub->port()));
+    int ok = rawConnect(hub->port(), "127.0.0.1");
+    EXPECT_GE(ok, 0);
+    close(ok);
+    // Another address of this host: nothing listens there.
+    int other = rawConnect(hub->port(), "127.0.0.2");
+    EXPECT_LT(other, 0);
+    if (other >= 0)
+        close(other);
+}
+
+TEST(HubListening, StaysInsideSrunPortRange) {
+    // A port that is free now.
+    int probe = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ASSERT_EQ(bind(probe, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    socklen_t len = sizeof a;
+    getsockname(probe, reinterpret_cast<sockaddr *>(&a), &len);
+    const auto port = ntohs(a.sin_port);
+    close(probe);
+
+    auto s = settings();
+    s.portMin = s.portMax = port;
+    std::string error;
+    auto hub = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
+    ASSERT_TRUE(hub) << error;
+    EXPECT_EQ(hub->port(), port);
+    // The range is taken now: a second hub says so.
+    auto second = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
+    EXPECT_FALSE(second);
+    EXPECT_NE(error.find("no free port in SrunPortRange " + std::to_string(port)),
+              std::string::npos)
+        << error;
+}
+
+TEST_F(HubTest, HugeFrameBeforeAuthenticationIsDroppedAtOnce) {
+    int fd = rawConnect(hub->port());
+    ASSERT_GE(fd, 0);
+    // A 256 MiB frame announced by someone without the secret: dropped as
+    // soon as its length is read, nothing buffered.
+    const unsigned char header[] = {0x10, 0x00, 0x00, 0x00, 0x03};
+    ASSERT_EQ(send(fd, header, sizeof header, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof header));
+    EXPECT_TRUE(closedByPeer(fd, 2000));
+    close(fd);
+    EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(HubTest, IdleConnectionsDoNotLockTheServersOut) {
+    std::vector<int> idle;
+    for (int i = 0; i < 300; ++i) {
+        int fd = rawConnect(hub->port());
+        if (fd >= 0)
+            idle.push_back(fd);
+    }
+    EXPECT_GE(idle.size(), 200u);
+    Peer a(&loop, hub->port(), secret, 0), b(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return a.ready && b.ready; }));
+    a.conn->send(MessageType::Fence, encode(FenceMsg{"f", {0, 1}, false, ""}));
+    b.conn->send(MessageType::Fence, encode(FenceMsg{"f", {0, 1}, false, ""}));
+    ASSERT_TRUE(runUntil(&loop, [&] { return !a.frames.empty() && !b.frames.empty(); }));
+    EXPECT_EQ(failures.load(), 0);
+    // Most of the idle ones were let go to make room.
+    int closed = 0;
+    for (int fd : idle) {
+        closed += closedByPeer(fd, 5) ? 1 : 0;
+        close(fd);
+    }
+    EXPECT_GE(closed, 200);
+}
+
+TEST(HubHandshake, ASilentPeerIsClosedAfterTheDeadline) {
+    auto s = settings();
+    s.handshakeDeadlineMs = 300;
+    std::string error;
+    auto hub = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
+    ASSERT_TRUE(hub) << error;
+    int fd = rawConnect(hub->port());
+    ASSERT_GE(fd, 0);
+    auto started = std::chrono::steady_clock::now();
+    EXPECT_TRUE(closedByPeer(fd, 3000));
+    EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(250));
+    close(fd);
 }

@@ -28,14 +28,26 @@ TEST(SiteConfig, ValuesOverrideDefaults) {
     EXPECT_EQ(c->logDir, "/var/log/stepmap");
 }
 
+TEST(SiteConfig, ClientsAreAuthenticatedThroughMungeUnlessTheSiteSaysOtherwise) {
+    auto d = parseSiteConfig({}, "/x");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->clientAuth, "munge");
+    auto n = parseSiteConfig({"client_auth=native"}, "/x");
+    ASSERT_TRUE(n);
+    EXPECT_EQ(n->clientAuth, "native");
+}
+
 TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
     struct Case {
         std::string arg, message;
     };
     for (const auto &tc : std::vector<Case>{
              {"colour=blue", "unknown plugstack.conf argument 'colour' (value 'blue'); known: "
-                             "server, tmpdir, log_dir, hub_address, dmodex_timeout, "
-                             "server_start_timeout"},
+                             "server, tmpdir, log_dir, hub_address, client_auth, "
+                             "dmodex_timeout, server_start_timeout"},
+             {"client_auth=none", "plugstack.conf argument client_auth='none' must be munge "
+                                  "(clients prove their user through munged) or native (trust "
+                                  "the user a client claims: any local user could join a step)"},
              {"tmpdir", "plugstack.conf argument 'tmpdir' is not key=value"},
              {"tmpdir=relative", "plugstack.conf argument tmpdir='relative' must be an "
                                  "absolute path"},

@@ -1,0 +1,227 @@
+"""End-to-end: what a user (or another user) can do to a stepmap step and to
+the root side of the plugin. Each test is an attack that worked once; it
+must change nothing now."""
+
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+import unittest
+
+import cluster
+from cluster import (MPI_HELLO, StepTestCase, hello_ranks, require_root, run_as_user, srun)
+
+OTHER_USER = "smother"
+STEPMAP_VARIABLES = ("STEPMAP_PLAN", "STEPMAP_HUB", "STEPMAP_SECRET")
+
+
+def ensure_other_user():
+    """A second unprivileged user on this machine (not the job's)."""
+    if subprocess.run(["id", "-u", OTHER_USER], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        subprocess.run(["useradd", "-M", "-s", "/bin/sh", OTHER_USER], check=True)
+
+
+def user_id(name):
+    return int(subprocess.run(["id", "-u", name], stdout=subprocess.PIPE, text=True,
+                              check=True).stdout)
+
+
+PMIX_PROBE = os.environ.get("STEPMAP_PMIX_PROBE", "")
+FAKE_IDS = os.environ.get("STEPMAP_FAKE_IDS", "")
+
+
+def slurmd_pid(node):
+    """The slurmd of node: its mount namespace is the node's (its steps see
+    munged's socket and the PMIx client directory there)."""
+    path = os.path.join(cluster.start_cluster()["STEPMAP_CLUSTER_DIR"], "run",
+                        f"slurmd.{node}.pid")
+    with open(path) as f:
+        return int(f.read())
+
+
+def last_job_id():
+    r = srun("-n", "1", "printenv", "SLURM_JOB_ID")
+    return int(r.stdout.strip())
+
+
+class SecurityTest(StepTestCase):
+    def test_tasks_do_not_get_the_plan_the_rendezvous_or_its_secret(self):
+        r = srun("-n", "2", "--map-by", "node", "env")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("PMIX_NAMESPACE=stepmap.", r.stdout)
+        for name in STEPMAP_VARIABLES:
+            self.assertNotIn(name + "=", r.stdout)
+
+    def test_inherited_stepmap_variables_do_not_make_a_step_served(self):
+        # As in an srun run from inside a stepmap task: the outer step's
+        # variables are in the environment, this srun has no stepmap option.
+        outer = {"STEPMAP_PLAN": "SM1;n[1-2];2*2;-*2;0;0-1", "STEPMAP_HUB": "127.0.0.1:9",
+                 "STEPMAP_SECRET": "00" * 32}
+        r = srun("-n", "2", "-N", "2", "env", extra_env=outer)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("PMIX_NAMESPACE=stepmap", r.stdout)
+        for name in STEPMAP_VARIABLES:
+            self.assertNotIn(name + "=", r.stdout)
+
+    def test_a_made_up_plan_is_refused_at_once_without_expanding_it(self):
+        # 10^8 node names and ranks in a few dozen bytes, pushed past srun
+        # into a plain step: slurmstepd (root) must refuse it against
+        # Slurm's own figures before expanding anything.
+        bomb = "SM1;n[0-99999999];1*100000000;-*100000000;0;0*100000000"
+        started = time.monotonic()
+        r = srun("-n", "1", f"--export=ALL,STEPMAP_PLAN={bomb}", "echo", "ran", timeout=120)
+        elapsed = time.monotonic() - started
+        # (Slurm 22.05's srun exits 0 when a task fails to launch.)
+        self.assertNotIn("ran", r.stdout)
+        self.assertLess(elapsed, 20, "slurmstepd spent its time on the plan")
+        self.assertRegex(r.stderr, r"stepmap: STEPMAP_PLAN in the job environment is damaged: "
+                                   r"invalid stepmap plan")
+
+    def test_hub_ignores_junk_huge_frames_and_a_flood_of_connections(self):
+        env = dict(cluster.start_cluster())
+        env.update(cluster.OMPI_ENV)
+        cmd = ["runuser", "-u", cluster.TEST_USER, "--", "env"]
+        cmd += [f"{k}={v}" for k, v in env.items()]
+        cmd += ["srun", "-v", "-n", "4", "--map-by", "node", "sh", "-c",
+                f"sleep 3; exec {MPI_HELLO}"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd="/tmp")
+        address = None
+        stderr_lines = []
+        for line in proc.stderr:
+            stderr_lines.append(line)
+            m = re.search(r"stepmap: rendezvous of step \S+ at (\S+):(\d+)", line)
+            if m:
+                address = (m.group(1), int(m.group(2)))
+                break
+        self.assertIsNotNone(address, "".join(stderr_lines))
+        drain = threading.Thread(target=lambda: stderr_lines.extend(proc.stderr))
+        drain.start()
+        # Junk, a 256 MiB frame announced before any authentication, and
+        # 300 connections that never say anything.
+        with socket.create_connection(address) as s:
+            s.sendall(b"\x00\x00\x00\x30" + b"x" * 48)
+        with socket.create_connection(address) as s:
+            s.sendall(b"\x10\x00\x00\x00\x03" + b"y" * 65536)
+        idle = []
+        for _ in range(300):
+            try:
+                idle.append(socket.create_connection(address, timeout=2))
+            except OSError:
+                break
+        out, _ = proc.communicate(timeout=120)
+        drain.join()
+        for s in idle:
+            s.close()
+        self.assertEqual(proc.returncode, 0, "".join(stderr_lines))
+        self.assertEqual(len(hello_ranks(out)), 4, out + "".join(stderr_lines))
+
+    def test_another_user_cannot_take_the_servers_directory_name(self):
+        # The old name was stepmap.<uid>.<job>.<step>.<node>: another user
+        # could make it first and stop the server from starting.
+        ensure_other_user()
+        uid = user_id(cluster.TEST_USER)
+        nxt = last_job_id() + 1
+        made = []
+        for job in range(nxt, nxt + 3):
+            for node in ("n1", "n2", "n3", "n4"):
+                for name in (f"stepmap.{uid}.{job}.0.{node}", f"stepmap.{job}.0.{node}."):
+                    path = os.path.join(cluster.SERVER_TMPDIR, name)
+                    subprocess.run(["runuser", "-u", OTHER_USER, "--", "mkdir", "-m", "0777",
+                                    path], stderr=subprocess.DEVNULL)
+                    made.append(path)
+        try:
+            r = srun("-n", "4", "--map-by", "node", MPI_HELLO)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(hello_ranks(r.stdout)), 4)
+        finally:
+            for path in made:
+                if os.path.isdir(path):
+                    os.rmdir(path)
+
+    def test_another_user_cannot_join_the_steps_pmix_server(self):
+        # PMIx 4.2 serves its clients on loopback TCP. Another user on the
+        # node, knowing everything a rank's environment says (namespace,
+        # rank, server URI) and claiming the job user's ids, tries to join
+        # as rank 0 in every security mode; joined, it would abort the step.
+        ensure_other_user()
+        env_file = "/tmp/stepmap-probe-env"
+        env = dict(cluster.start_cluster())
+        cmd = ["runuser", "-u", cluster.TEST_USER, "--", "env"]
+        cmd += [f"{k}={v}" for k, v in env.items()]
+        cmd += ["srun", "-n", "1", "--map-by", "node", "sh", "-c",
+                f"env | grep ^PMIX_ > {env_file}.tmp && mv {env_file}.tmp {env_file}; "
+                "sleep 10; echo task-done"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd="/tmp")
+        try:
+            deadline = time.time() + 30
+            while not os.path.exists(env_file) and time.time() < deadline:
+                time.sleep(0.1)
+            with open(env_file) as f:
+                rank_env = [line.strip() for line in f if line.strip()]
+            self.assertTrue(any(v.startswith("PMIX_SERVER_URI") for v in rank_env), rank_env)
+            ids = {"FAKE_UID": str(user_id(cluster.TEST_USER)),
+                   "FAKE_GID": subprocess.run(["id", "-g", cluster.TEST_USER],
+                                              stdout=subprocess.PIPE, text=True).stdout.strip()}
+            for mode in ("native", "munge"):
+                for preload in (True, False):
+                    probe_env = rank_env + [f"PMIX_SECURITY_MODE={mode}"]
+                    if preload:
+                        probe_env += [f"LD_PRELOAD={FAKE_IDS}"] + [f"{k}={v}" for k, v in
+                                                                     ids.items()]
+                    r = subprocess.run(["nsenter", "-t", str(slurmd_pid("n1")), "-m", "--",
+                                        "runuser", "-u", OTHER_USER, "--", "env"] + probe_env +
+                                       ["timeout", "20", PMIX_PROBE],
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       text=True, timeout=60)
+                    self.assertNotIn("joined", r.stdout, f"mode {mode}, claimed ids: {preload}")
+                    self.assertIn("refused", r.stdout, r.stdout)
+            out, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 0, err)
+            self.assertIn("task-done", out)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            if os.path.exists(env_file):
+                os.unlink(env_file)
+
+    def test_no_user_process_can_name_what_root_signals(self):
+        # A process of the job's user races every server start: it writes a
+        # readiness line naming a root-owned victim into the server's
+        # report channel (as /proc/<server>/fd/3), hoping the plugin, as
+        # root, later signals that pid.
+        victim = subprocess.Popen(["sleep", "600"])
+        attacker_code = (
+            "import os,time,glob\n"
+            f"victim={victim.pid}\n"
+            "end=time.time()+60\n"
+            "while time.time()<end and not os.path.exists('/tmp/stepmap-attack-stop'):\n"
+            "  for d in glob.glob('/proc/[0-9]*'):\n"
+            "    try:\n"
+            "      if open(d+'/comm').read().strip()!='stepmap-stepd': continue\n"
+            "      with open(d+'/fd/3','a') as f: f.write('OK %d\\nREADY\\nEND\\n'%victim)\n"
+            "    except Exception: pass\n")
+        attacker = subprocess.Popen(["runuser", "-u", cluster.TEST_USER, "--", "python3", "-c",
+                                     attacker_code])
+        try:
+            for _ in range(5):
+                r = srun("-n", "4", "--map-by", "node", MPI_HELLO)
+                self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIsNone(victim.poll(), "root signalled a process a user named")
+        finally:
+            with open("/tmp/stepmap-attack-stop", "w"):
+                pass
+            attacker.wait(timeout=90)
+            os.unlink("/tmp/stepmap-attack-stop")
+            victim.kill()
+            victim.wait()
+
+
+if __name__ == "__main__":
+    require_root()
+    unittest.main(verbosity=2)
