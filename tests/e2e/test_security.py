@@ -190,6 +190,65 @@ class SecurityTest(StepTestCase):
             if os.path.exists(env_file):
                 os.unlink(env_file)
 
+    def test_another_user_cannot_plant_the_servers_log(self):
+        # The log directory is shared (1777): another user makes the next
+        # steps' log files first, writable by all, to read what the job's
+        # servers write. They must stay untouched.
+        ensure_other_user()
+        nxt = last_job_id() + 1
+        planted = []
+        for job in range(nxt, nxt + 3):
+            for node in ("n1", "n2", "n3", "n4"):
+                path = os.path.join(cluster.LOG_DIR, f"stepmap-stepd.{job}.0.{node}.log")
+                subprocess.run(["runuser", "-u", OTHER_USER, "--", "sh", "-c",
+                                f"umask 0; : > {path}"], check=True)
+                planted.append(path)
+        try:
+            r = srun("-n", "4", "--map-by", "node", MPI_HELLO)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(hello_ranks(r.stdout)), 4)
+            for path in planted:
+                self.assertEqual(os.path.getsize(path), 0, f"a server wrote into {path}")
+        finally:
+            for path in planted:
+                if os.path.exists(path):
+                    os.unlink(path)
+
+    def test_server_has_the_jobs_limits_and_no_inherited_directory(self):
+        # srun propagates the user's limits (PropagateResourceLimits); the
+        # server runs with them, not with slurmstepd's, and in /.
+        job_file = "/tmp/stepmap-limits-job"
+        proc = subprocess.Popen(
+            ["runuser", "-u", cluster.TEST_USER, "--", "env"] +
+            [f"{k}={v}" for k, v in cluster.start_cluster().items()] +
+            ["sh", "-c", "ulimit -n 300 && exec srun -n 1 --map-by node sh -c "
+             f"'echo $SLURM_JOB_ID > {job_file}.tmp; mv {job_file}.tmp {job_file}; sleep 5'"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp")
+        try:
+            deadline = time.time() + 30
+            while not os.path.exists(job_file) and time.time() < deadline:
+                time.sleep(0.1)
+            with open(job_file) as f:
+                job = f.read().strip()
+            out = subprocess.run(["pgrep", "-u", cluster.TEST_USER, "-f", "--",
+                                  f"--nspace stepmap.{job}.0 "], stdout=subprocess.PIPE,
+                                 text=True).stdout.split()
+            self.assertEqual(len(out), 1, f"servers of job {job}: {out}")
+            with open(f"/proc/{out[0]}/limits") as f:
+                limits = f.read()
+            self.assertRegex(limits, r"Max open files\s+300\s")
+            self.assertEqual(os.readlink(f"/proc/{out[0]}/cwd"), "/")
+            _, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 0, err)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+                subprocess.run(["scancel", "-u", cluster.TEST_USER],
+                               env=dict(os.environ, **cluster.start_cluster()))
+            if os.path.exists(job_file):
+                os.unlink(job_file)
+
     def test_no_user_process_can_name_what_root_signals(self):
         # A process of the job's user races every server start: it writes a
         # readiness line naming a root-owned victim into the server's
