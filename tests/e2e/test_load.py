@@ -5,6 +5,7 @@ import unittest
 
 from cluster import StepTestCase, require_root
 from modex_stress import stress
+from soak import growth, soak
 
 
 class LoadTest(StepTestCase):
@@ -15,6 +16,14 @@ class LoadTest(StepTestCase):
         # with three busy loops. The full run is contrib/stress/direct-modex.sh.
         failures, times = stress(runs=30, load=3, ranks=6, report=lambda line: None)
         self.assertEqual(failures, [], "\n\n".join(d for _, d in failures))
+
+    def test_steps_ending_every_way_leave_nothing_growing(self):
+        # Success, abort, a dying rank, a killed server, an interrupted and a
+        # killed srun, in
+        # turn; the full run (200 steps) is contrib/stress/soak.sh.
+        failures, before, after, peaks = soak(24, report=lambda line: None)
+        self.assertEqual(failures, [])
+        self.assertEqual(growth(before, after, peaks), [], f"{before} -> {after}")
 
 
 if __name__ == "__main__":
