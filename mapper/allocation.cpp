@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "hostlist.hpp"
+#include "input_limits.hpp"
 #include "parse_number.hpp"
 #include "quote.hpp"
 
@@ -31,7 +32,7 @@ std::optional<CpuCount> parseCpuItem(std::string_view item) {
         repeat = *parsed;
         item = item.substr(0, paren);
     }
-    const auto cpus = detail::parsePositiveInt(item);
+    const auto cpus = detail::parseCount(item, kMaxRanks);
     if (!cpus)
         return std::nullopt;
     return CpuCount{*cpus, repeat};
@@ -44,7 +45,7 @@ Expected<Allocation> allocationFromSlurm(std::string_view nodeList, std::string_
     if (!names)
         return UserError{"Slurm node list: " + names.error().message};
 
-    const std::string quotedCpus = detail::quoted(cpusPerNode);
+    const std::string quotedCpus = quoted(cpusPerNode);
     std::vector<int> cpus;
     std::size_t pos = 0;
     while (true) {
@@ -52,13 +53,17 @@ Expected<Allocation> allocationFromSlurm(std::string_view nodeList, std::string_
         const std::string_view item = cpusPerNode.substr(
             pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
         const auto count = parseCpuItem(item);
+        if (!count && detail::isNumberAbove(item.substr(0, item.find('(')), kMaxRanks))
+            return UserError{"invalid Slurm CPU counts per node " + quotedCpus + ": " +
+                             quoted(item) + " gives a node more than " + std::to_string(kMaxRanks) +
+                             " CPUs, the most processes stepmap places"};
         if (!count)
-            return UserError{"invalid Slurm CPU counts per node " + quotedCpus + ": '" +
-                             std::string(item) + "' is not N or N(xR) with N, R >= 1"};
+            return UserError{"invalid Slurm CPU counts per node " + quotedCpus + ": " +
+                             quoted(item) + " is not N or N(xR) with N, R >= 1"};
         if (count->repeat > names->size() - cpus.size())
             return UserError{"Slurm CPU counts per node " + quotedCpus +
-                             " describe more nodes than the node list '" + std::string(nodeList) +
-                             "' has (" + std::to_string(names->size()) + ")"};
+                             " describe more nodes than the node list " + quoted(nodeList) +
+                             " has (" + std::to_string(names->size()) + ")"};
         cpus.insert(cpus.end(), count->repeat, count->cpus);
         if (comma == std::string_view::npos)
             break;
@@ -66,8 +71,8 @@ Expected<Allocation> allocationFromSlurm(std::string_view nodeList, std::string_
     }
     if (cpus.size() != names->size())
         return UserError{"Slurm CPU counts per node " + quotedCpus + " describe " +
-                         std::to_string(cpus.size()) + " nodes, but the node list '" +
-                         std::string(nodeList) + "' has " + std::to_string(names->size())};
+                         std::to_string(cpus.size()) + " nodes, but the node list " +
+                         quoted(nodeList) + " has " + std::to_string(names->size())};
 
     Allocation allocation;
     allocation.nodes.reserve(cpus.size());

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
+#include "input_limits.hpp"
 #include "parse_number.hpp"
 #include "quote.hpp"
 
@@ -115,7 +117,11 @@ Expected<ResolvedCpus> resolvePackageCores(std::string_view item, const NodeMode
 } // namespace
 
 Expected<std::vector<std::uint32_t>> expandIds(std::string_view list) {
-    std::vector<std::uint32_t> ids;
+    // Checked and counted before anything is expanded: one node has at most
+    // kMaxCpusPerNode CPUs, so a longer list ("0-16777215,0-16777215,...")
+    // names some twice or CPUs no node has.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
+    std::uint64_t count = 0;
     for (std::string_view item : split(list, ',')) {
         const std::size_t dash = item.find('-');
         const auto first = parseUnsigned(item.substr(0, dash), kMaxId);
@@ -124,7 +130,17 @@ Expected<std::vector<std::uint32_t>> expandIds(std::string_view list) {
             last = parseUnsigned(item.substr(dash + 1), kMaxId);
         if (!first || !last || *last < *first)
             return UserError{"CPU list " + quoted(list) + ": " + quoted(item) + " is not N or N-M"};
-        for (std::uint64_t id = *first; id <= *last; ++id)
+        count += *last - *first + 1;
+        if (count > static_cast<std::uint64_t>(kMaxCpusPerNode))
+            return UserError{"CPU list " + quoted(list) + " names more than " +
+                             std::to_string(kMaxCpusPerNode) +
+                             " CPUs, the most stepmap takes for a node"};
+        ranges.emplace_back(static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last));
+    }
+    std::vector<std::uint32_t> ids;
+    ids.reserve(count);
+    for (const auto &[first, last] : ranges) {
+        for (std::uint64_t id = first; id <= last; ++id)
             ids.push_back(static_cast<std::uint32_t>(id));
     }
     return ids;

@@ -19,7 +19,8 @@ struct ResolvedCpus {
 };
 
 // "0-3,8": the ids in the order written, ranges expanded ("1,0-2" gives
-// 1,0,1,2). The error names the list and the bad item.
+// 1,0,1,2), at most kMaxCpusPerNode of them (counted before expanding).
+// The error names the list and the bad item.
 Expected<std::vector<std::uint32_t>> expandIds(std::string_view list);
 
 // The held PUs of core (or PU) `id`; notHeld when the machine has it but

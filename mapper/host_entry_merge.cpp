@@ -1,7 +1,9 @@
 #include "host_list.hpp"
 
 #include <cstdint>
-#include <limits>
+
+#include "input_limits.hpp"
+#include "quote.hpp"
 
 namespace stepmap {
 
@@ -9,20 +11,21 @@ Expected<HostEntry> mergeHostEntries(const HostEntry &earlier, const HostEntry &
     HostEntry merged = earlier;
     const std::int64_t total =
         std::int64_t{earlier.slots.value_or(1)} + std::int64_t{later.slots.value_or(1)};
-    if (total > std::numeric_limits<int>::max())
-        return UserError{"host " + earlier.name + ": the slot counts add up to " +
-                         std::to_string(total) + ", which is too large"};
+    if (total > kMaxRanks)
+        return UserError{"host " + escaped(earlier.name) + ": the slot counts add up to " +
+                         std::to_string(total) + ", above " + std::to_string(kMaxRanks) +
+                         ", the most processes stepmap places"};
     merged.slots = static_cast<int>(total);
     if (later.maxSlots) {
         if (earlier.maxSlots && *earlier.maxSlots != *later.maxSlots)
-            return UserError{"host " + earlier.name +
+            return UserError{"host " + escaped(earlier.name) +
                              ": max_slots=" + std::to_string(*later.maxSlots) +
                              " conflicts with max_slots=" + std::to_string(*earlier.maxSlots) +
                              " given earlier"};
         merged.maxSlots = later.maxSlots;
     }
     if (merged.maxSlots && *merged.slots > *merged.maxSlots)
-        return UserError{"host " + earlier.name + ": the slot counts add up to " +
+        return UserError{"host " + escaped(earlier.name) + ": the slot counts add up to " +
                          std::to_string(*merged.slots) +
                          ", above max_slots=" + std::to_string(*merged.maxSlots)};
     return merged;

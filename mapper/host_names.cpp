@@ -5,6 +5,7 @@
 
 #include "hostlist.hpp"
 #include "parse_number.hpp"
+#include "quote.hpp"
 
 namespace stepmap::detail {
 
@@ -17,17 +18,22 @@ std::optional<std::size_t> relativeNodeIndex(std::string_view name) {
     return static_cast<std::size_t>(*index);
 }
 
-Expected<std::vector<std::string>> expandHostNames(std::string_view text) {
-    if (text.empty() || text.front() != '+')
-        return expandHostlist(text);
+Expected<std::vector<std::string>> expandHostNames(std::string_view text, std::size_t namesSoFar) {
+    if (text.empty() || text.front() != '+') {
+        HostlistLimits limits;
+        limits.namesSoFar = namesSoFar;
+        return expandHostlist(text, limits);
+    }
+    if (namesSoFar >= kMaxHostlistNames)
+        return UserError{"more than " + std::to_string(kMaxHostlistNames) + " host names"};
     if (relativeNodeIndex(text))
         return std::vector<std::string>{std::string(text)};
     if (text.substr(0, 2) == "+e")
-        return UserError{"relative host '" + std::string(text) +
-                         "': empty-node requests (+e) are not supported yet; name the nodes "
+        return UserError{"relative host " + quoted(text) +
+                         ": empty-node requests (+e) are not supported yet; name the nodes "
                          "or use +n<i> for the i-th allocated node"};
-    return UserError{"invalid relative host '" + std::string(text) +
-                     "' (expected +n<i>, the i-th allocated node counting from 0)"};
+    return UserError{"invalid relative host " + quoted(text) +
+                     " (expected +n<i>, the i-th allocated node counting from 0)"};
 }
 
 std::optional<UserError> HostSpecBuilder::add(HostEntry entry) {

@@ -20,7 +20,10 @@ std::optional<std::size_t> relativeNodeIndex(std::string_view name);
 
 // A hostlist expression expanded, or one relative name "+n<i>" as written.
 // The error says what is wrong, without saying where it came from.
-Expected<std::vector<std::string>> expandHostNames(std::string_view text);
+// `namesSoFar`: the names the caller expanded before (a host file's earlier
+// lines), counted against kMaxHostlistNames.
+Expected<std::vector<std::string>> expandHostNames(std::string_view text,
+                                                   std::size_t namesSoFar = 0);
 
 // Collects entries, merging a repeated name into its first mention.
 class HostSpecBuilder {

@@ -1,6 +1,7 @@
 #include "host_list.hpp"
 
 #include "host_names.hpp"
+#include "input_limits.hpp"
 #include "parse_number.hpp"
 #include "quote.hpp"
 
@@ -30,7 +31,7 @@ std::vector<std::string_view> splitItems(std::string_view list) {
 } // namespace
 
 Expected<HostSpec> parseHostOption(std::string_view value) {
-    const std::string context = "--host '" + std::string(value) + "': ";
+    const std::string context = "--host " + quoted(value) + ": ";
     if (value.empty())
         return UserError{"--host: empty host list (expected e.g. --host a,b:2 or --host '!^a')"};
     const bool exclude = value.substr(0, 2) == "!^";
@@ -39,6 +40,7 @@ Expected<HostSpec> parseHostOption(std::string_view value) {
         return UserError{context + "no hosts listed after '!^'"};
 
     detail::HostSpecBuilder builder;
+    std::size_t namesSoFar = 0;
     for (std::string_view item : splitItems(list)) {
         if (item.empty())
             return UserError{context + "empty entry (check for a stray ',')"};
@@ -47,18 +49,21 @@ Expected<HostSpec> parseHostOption(std::string_view value) {
         if (colon != std::string_view::npos) {
             const std::string_view count = item.substr(colon + 1);
             if (exclude)
-                return UserError{context + detail::quoted(item) +
-                                 ": an excluded host takes no slot count"};
-            slots = detail::parsePositiveInt(count);
+                return UserError{context + quoted(item) + ": an excluded host takes no slot count"};
+            slots = detail::parseCount(count, kMaxRanks);
+            if (!slots && detail::isNumberAbove(count, kMaxRanks))
+                return UserError{context + quoted(item) + ": the slot count is above " +
+                                 std::to_string(kMaxRanks) + ", the most processes stepmap places"};
             if (!slots)
-                return UserError{context + detail::quoted(item) + " has an invalid slot count " +
-                                 detail::quoted(count) +
+                return UserError{context + quoted(item) + " has an invalid slot count " +
+                                 quoted(count) +
                                  " (expected NAME or NAME:N with N a positive number)"};
             item = item.substr(0, colon);
         }
-        auto names = detail::expandHostNames(item);
+        auto names = detail::expandHostNames(item, namesSoFar);
         if (!names)
             return UserError{context + names.error().message};
+        namesSoFar += names->size();
         for (std::string &name : names.value()) {
             if (auto error = builder.add(HostEntry{std::move(name), slots, std::nullopt}))
                 return UserError{context + error->message};

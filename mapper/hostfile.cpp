@@ -1,6 +1,9 @@
 #include "host_list.hpp"
 
+#include <unordered_map>
+
 #include "host_names.hpp"
+#include "input_limits.hpp"
 #include "parse_number.hpp"
 #include "quote.hpp"
 #include "text_words.hpp"
@@ -22,14 +25,17 @@ Expected<HostEntry> parseAttributes(const std::vector<std::string_view> &words) 
         else if (equals != std::string_view::npos && key == "max_slots")
             target = &entry.maxSlots;
         else
-            return UserError{"unknown attribute '" + std::string(word) +
-                             "' (expected slots=N or max_slots=M)"};
+            return UserError{"unknown attribute " + quoted(word) +
+                             " (expected slots=N or max_slots=M)"};
         if (target->has_value())
-            return UserError{detail::quoted(key) + " is given twice"};
-        *target = detail::parsePositiveInt(word.substr(equals + 1));
+            return UserError{quoted(key) + " is given twice"};
+        const std::string_view count = word.substr(equals + 1);
+        *target = detail::parseCount(count, kMaxRanks);
+        if (!target->has_value() && detail::isNumberAbove(count, kMaxRanks))
+            return UserError{quoted(word) + ": " + std::string(key) + " is above " +
+                             std::to_string(kMaxRanks) + ", the most processes stepmap places"};
         if (!target->has_value())
-            return UserError{detail::quoted(word) + ": " + std::string(key) +
-                             " must be a positive number"};
+            return UserError{quoted(word) + ": " + std::string(key) + " must be a positive number"};
     }
     if (entry.slots && entry.maxSlots && *entry.maxSlots < *entry.slots)
         return UserError{"max_slots=" + std::to_string(*entry.maxSlots) +
@@ -40,8 +46,11 @@ Expected<HostEntry> parseAttributes(const std::vector<std::string_view> &words) 
 } // namespace
 
 Expected<HostSpec> parseHostfile(std::string_view text, std::string_view fileName) {
-    const std::string file = "hostfile " + std::string(fileName);
+    const std::string file = "hostfile " + escaped(fileName);
     detail::HostSpecBuilder builder;
+    // The line each host was first listed on.
+    std::unordered_map<std::string, std::size_t> firstLine;
+    std::size_t mentions = 0; // names expanded so far, repeats included
     bool anyHost = false;
     std::size_t lineNumber = 0;
     std::size_t pos = 0;
@@ -58,15 +67,26 @@ Expected<HostSpec> parseHostfile(std::string_view text, std::string_view fileNam
             continue;
         const std::string where = file + ", line " + std::to_string(lineNumber) + ": ";
         if (words[0].find('@') != std::string_view::npos)
-            return UserError{where + detail::quoted(words[0]) +
+            return UserError{where + quoted(words[0]) +
                              ": user@host entries are not supported (name the host only)"};
-        auto names = detail::expandHostNames(words[0]);
+        auto names = detail::expandHostNames(words[0], mentions);
         if (!names)
             return UserError{where + names.error().message};
+        mentions += names->size();
         auto attributes = parseAttributes(words);
         if (!attributes)
             return UserError{where + attributes.error().message};
         for (std::string &name : names.value()) {
+            // As PRRTE: a repeated line adds a slot, so a slot count given
+            // on it would be a second definition.
+            const auto [first, isNew] = firstLine.try_emplace(name, lineNumber);
+            if (!isNew && attributes->slots)
+                return UserError{where + "host " + escaped(name) +
+                                 " is listed again with slots= (first on line " +
+                                 std::to_string(first->second) +
+                                 "): a host's slot count is defined once; give slots= on one "
+                                 "line, or repeat the host without slots= to add one slot per "
+                                 "line"};
             HostEntry entry = attributes.value();
             entry.name = std::move(name);
             if (auto error = builder.add(std::move(entry)))

@@ -9,11 +9,9 @@
 #include <vector>
 
 #include "expected.hpp"
+#include "input_limits.hpp"
 
 namespace stepmap {
-
-// An expression expands to at most this many names; more is an error.
-inline constexpr std::size_t kMaxHostlistNames = std::size_t{1} << 20;
 
 // A host name stepmap accepts: non-empty, only letters, digits, '.', '_'
 // and '-'.
@@ -26,7 +24,20 @@ bool isValidHostName(std::string_view name);
 // digits; numbers are zero-padded to the width of LO ("c[001-128]" = c001 ..
 // c128, "n[8-10]" = n8, n9, n10). Names keep the order written, duplicates
 // included. Errors name the expression and what is wrong in it.
-Expected<std::vector<std::string>> expandHostlist(std::string_view expr);
+//
+// The limits are checked before names are made, so an expression like
+// "n[0-999999999]" costs nothing: more names than maxNames, a name longer
+// than maxNameLength or names longer than maxTotalBytes together are errors
+// stating the limit. A caller expanding many expressions (the lines of a
+// host file) passes the names it has so far, which count against maxNames.
+struct HostlistLimits {
+    std::size_t maxNames = kMaxHostlistNames;
+    std::size_t maxNameLength = kMaxHostNameLength;
+    std::size_t maxTotalBytes = kMaxHostlistBytes;
+    std::size_t namesSoFar = 0;
+};
+Expected<std::vector<std::string>> expandHostlist(std::string_view expr,
+                                                  const HostlistLimits &limits = {});
 
 // The inverse of expandHostlist, order-preserving: adjacent names that share
 // a prefix and end in numbers go into one bracket, consecutive numbers into

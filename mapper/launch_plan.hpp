@@ -9,12 +9,9 @@
 #include <vector>
 
 #include "expected.hpp"
+#include "input_limits.hpp"
 
 namespace stepmap {
-
-// The most ranks a plan may hold: makePlan refuses more processes, decodePlan
-// more ranks.
-inline constexpr int kMaxRanks = 1 << 24;
 
 struct PlannedNode {
     std::string name;
@@ -104,12 +101,31 @@ struct LaunchPlan {
 // their limit (Linux: 128 KiB per environment string).
 std::string encodePlan(const LaunchPlan &plan);
 
+// What decodePlan accepts. slurmstepd decodes STEPMAP_PLAN as root, and
+// any step can set that variable by hand: every count and length in the
+// text is checked against these before anything is allocated or expanded,
+// so a decode costs memory and time in proportion to the limits, not to
+// what the text claims ("0-4294967295", "n[0-999999999]", "0*16777216x9").
+// The defaults accept every plan makePlan produces; callers that know the
+// step's real task and node counts pass them.
+struct PlanLimits {
+    // Linux holds an environment string of at most 128 KiB (MAX_ARG_STRLEN).
+    std::size_t maxTextBytes = std::size_t{128} << 10;
+    std::uint32_t maxRanks = kMaxRanks;
+    std::uint32_t maxNodes = kMaxHostlistNames;
+    std::size_t maxNodeNameLength = kMaxHostNameLength;
+    // The highest CPU index (logical or OS) in a CPU set.
+    std::uint32_t maxCpuId = kMaxCpuId;
+    // The CPU ids of all CPU sets together (logical and OS count once).
+    std::size_t maxCpuSetIds = std::size_t{1} << 22;
+};
+
 // Strict inverse of encodePlan: any malformed, inconsistent or oversized
-// input (more than kMaxRanks ranks, node indices out of range, duplicate
-// node names, counts not matching the nodes, no nodes, no ranks, per-rank
-// fields of the wrong length, set indices out of range) is an error
-// starting with "invalid stepmap plan".
-Expected<LaunchPlan> decodePlan(std::string_view text);
+// input (beyond `limits`, node indices out of range, duplicate node names,
+// counts not matching the nodes, no nodes, no ranks, per-rank fields of the
+// wrong length, set indices out of range) is an error starting with
+// "invalid stepmap plan"; a limit's error states the limit.
+Expected<LaunchPlan> decodePlan(std::string_view text, const PlanLimits &limits = {});
 
 // Fills localRank and nodeRank from each rank's node. O(nodes + ranks).
 void assignLocalRanks(LaunchPlan &plan);

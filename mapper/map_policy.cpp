@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "input_limits.hpp"
 #include "parse_number.hpp"
+#include "quote.hpp"
 
 namespace stepmap {
 
@@ -117,14 +119,19 @@ std::optional<UserError> applyModifier(std::string_view modifier, MapPolicy &pol
     const auto value = valueOf(modifier);
     const auto needsNoValue = [&]() -> std::optional<UserError> {
         if (value)
-            return UserError{context + "modifier '" + std::string(modifier) +
-                             "' takes no value (write " + upper + ")"};
+            return UserError{context + "modifier " + quoted(modifier) + " takes no value (write " +
+                             upper + ")"};
         return std::nullopt;
     };
-    const auto positive = [&](std::optional<int> &field) -> std::optional<UserError> {
-        const auto number = value ? detail::parsePositiveInt(*value) : std::nullopt;
+    // PE=n and NDEV=n: CPUs or devices per process, at most a node's CPUs.
+    const auto perProcess = [&](std::optional<int> &field) -> std::optional<UserError> {
+        const auto number = value ? detail::parseCount(*value, kMaxCpusPerNode) : std::nullopt;
+        if (value && !number && detail::isNumberAbove(*value, kMaxCpusPerNode))
+            return UserError{context + "modifier " + quoted(modifier) + ": " + upper +
+                             " is above " + std::to_string(kMaxCpusPerNode) +
+                             ", the most CPUs stepmap takes for a node"};
         if (!number)
-            return UserError{context + "modifier '" + std::string(modifier) + "' needs " + upper +
+            return UserError{context + "modifier " + quoted(modifier) + " needs " + upper +
                              "=n with n a positive number"};
         field = *number;
         return std::nullopt;
@@ -144,7 +151,7 @@ std::optional<UserError> applyModifier(std::string_view modifier, MapPolicy &pol
         return needsNoValue();
     }
     if (upper == "PE")
-        return positive(policy.pe);
+        return perProcess(policy.pe);
     if (upper == "HWTCPUS" || upper == "CORECPUS") {
         if (auto error = needsNoValue())
             return error;
@@ -165,12 +172,12 @@ std::optional<UserError> applyModifier(std::string_view modifier, MapPolicy &pol
     }
     if (upper == "FILE") {
         if (!value || value->empty())
-            return UserError{context + "modifier '" + std::string(modifier) + "' needs FILE=path"};
+            return UserError{context + "modifier " + quoted(modifier) + " needs FILE=path"};
         policy.file = std::string(*value);
         return std::nullopt;
     }
     if (upper == "NDEV")
-        return positive(policy.ndev);
+        return perProcess(policy.ndev);
     if (upper == "SHARED") {
         policy.shared = true;
         return needsNoValue();
@@ -179,18 +186,18 @@ std::optional<UserError> applyModifier(std::string_view modifier, MapPolicy &pol
         const std::string level = value ? toLower(*value) : "package";
         if (level != "package" && level != "numa" && level != "l3cache" && level != "l2cache" &&
             level != "l1cache")
-            return UserError{context + "INTERLEAVE level '" + std::string(value.value_or("")) +
-                             "' is not one of package, numa, l3cache, l2cache, l1cache"};
+            return UserError{context + "INTERLEAVE level " + quoted(value.value_or("")) +
+                             " is not one of package, numa, l3cache, l2cache, l1cache"};
         policy.interleave = level;
         return std::nullopt;
     }
     for (const auto &[name, reason] : kRefusedModifiers) {
         if (upper == name)
-            return UserError{context + "modifier '" + std::string(modifier) +
-                             "' is not supported by stepmap: " + std::string(reason)};
+            return UserError{context + "modifier " + quoted(modifier) +
+                             " is not supported by stepmap: " + std::string(reason)};
     }
-    return UserError{context + "unknown modifier '" + std::string(modifier) +
-                     "' (accepted: " + std::string(kAcceptedModifiers) + ")"};
+    return UserError{context + "unknown modifier " + quoted(modifier) +
+                     " (accepted: " + std::string(kAcceptedModifiers) + ")"};
 }
 
 // The device-only modifiers need --map-by device= (or ppr:N:device=).
@@ -247,7 +254,7 @@ std::string_view mapByWord(MapBy by) {
 }
 
 Expected<MapPolicy> parseMapBy(std::string_view value) {
-    const std::string context = "--map-by '" + std::string(value) + "': ";
+    const std::string context = "--map-by " + quoted(value) + ": ";
     if (value.empty())
         return UserError{"--map-by: empty value (accepted: " + std::string(kAcceptedPolicies) +
                          ")"};
@@ -263,10 +270,13 @@ Expected<MapPolicy> parseMapBy(std::string_view value) {
                              "ppr needs a pattern ppr:N:OBJECT, e.g. ppr:2:package "
                              "(objects: " +
                              std::string(kPprObjects) + ")"};
-        const auto count = detail::parsePositiveInt(parts[1]);
+        const auto count = detail::parseCount(parts[1], kMaxRanks);
+        if (!count && detail::isNumberAbove(parts[1], kMaxRanks))
+            return UserError{context + "the ppr count " + quoted(parts[1]) + " is above " +
+                             std::to_string(kMaxRanks) + ", the most processes stepmap places"};
         if (!count)
-            return UserError{context + "the ppr count '" + std::string(parts[1]) +
-                             "' is not a positive number (write ppr:N:OBJECT, e.g. "
+            return UserError{context + "the ppr count " + quoted(parts[1]) +
+                             " is not a positive number (write ppr:N:OBJECT, e.g. "
                              "ppr:2:package)"};
         const std::string object = toLower(parts[2]);
         result.by = MapBy::Ppr;
@@ -280,15 +290,15 @@ Expected<MapPolicy> parseMapBy(std::string_view value) {
         } else if (const auto level = objectWord(object)) {
             result.pprObject = *level;
         } else {
-            return UserError{context + "unknown ppr object '" + std::string(parts[2]) +
-                             "' (accepted: " + std::string(kPprObjects) + ")"};
+            return UserError{context + "unknown ppr object " + quoted(parts[2]) +
+                             " (accepted: " + std::string(kPprObjects) + ")"};
         }
         firstModifier = 3;
     } else if (lower.rfind("pe-list=", 0) == 0) {
         const std::string_view list = word.substr(8);
         if (!validPeList(list))
-            return UserError{context + "pe-list '" + std::string(list) +
-                             "' is not a list of CPU ids and ranges (e.g. pe-list=0-3,6)"};
+            return UserError{context + "pe-list " + quoted(list) +
+                             " is not a list of CPU ids and ranges (e.g. pe-list=0-3,6)"};
         result.by = MapBy::PeList;
         result.peList = std::string(list);
     } else if (lower.rfind("device=", 0) == 0) {
@@ -312,8 +322,8 @@ Expected<MapPolicy> parseMapBy(std::string_view value) {
                          " is not supported: PRRTE (Open MPI 5) dropped it; use package, numa "
                          "or device=CLASS"};
     } else if (!lower.empty()) {
-        return UserError{context + "unknown mapping policy '" + std::string(word) +
-                         "' (accepted: " + std::string(kAcceptedPolicies) + ")"};
+        return UserError{context + "unknown mapping policy " + quoted(word) +
+                         " (accepted: " + std::string(kAcceptedPolicies) + ")"};
     }
     for (std::size_t i = firstModifier; i < parts.size(); ++i) {
         if (auto error = applyModifier(parts[i], result, context))
@@ -351,13 +361,13 @@ Expected<RankBy> parseRankBy(std::string_view value) {
     if (lower == "span")
         return RankBy::Span;
     if (objectWord(lower) || lower == "object")
-        return UserError{"--rank-by '" + std::string(value) +
-                         "': ranking by an object level is not supported: Open MPI 5 (PRRTE) "
+        return UserError{"--rank-by " + quoted(value) +
+                         ": ranking by an object level is not supported: Open MPI 5 (PRRTE) "
                          "ranks by slot, node, fill or span. To number the processes object "
                          "by object, map by that object and rank by fill (e.g. --map-by " +
                          lower + " --rank-by fill)"};
-    return UserError{"--rank-by '" + std::string(value) +
-                     "': unknown ranking policy (accepted: slot, node, fill, span)"};
+    return UserError{"--rank-by " + quoted(value) +
+                     ": unknown ranking policy (accepted: slot, node, fill, span)"};
 }
 
 std::string_view bindToWord(BindTo to) {
@@ -384,7 +394,7 @@ std::string_view bindToWord(BindTo to) {
 }
 
 Expected<BindPolicy> parseBindTo(std::string_view value) {
-    const std::string context = "--bind-to '" + std::string(value) + "': ";
+    const std::string context = "--bind-to " + quoted(value) + ": ";
     constexpr std::string_view kAccepted =
         "none, hwthread, core, l1cache, l2cache, l3cache, numa, package, optionally followed by "
         ":if-supported, :overload-allowed, :no-overload, :report, :limit=n";
@@ -410,8 +420,8 @@ Expected<BindPolicy> parseBindTo(std::string_view value) {
     else if (word == "package" || word == "socket")
         result.to = BindTo::Package;
     else if (!word.empty())
-        return UserError{context + "unknown binding policy '" + std::string(parts[0]) +
-                         "' (accepted: " + std::string(kAccepted) + ")"};
+        return UserError{context + "unknown binding policy " + quoted(parts[0]) +
+                         " (accepted: " + std::string(kAccepted) + ")"};
     for (std::size_t i = 1; i < parts.size(); ++i) {
         const std::string qualifier = toLower(parts[i]);
         if (qualifier == "if-supported") {
@@ -427,12 +437,12 @@ Expected<BindPolicy> parseBindTo(std::string_view value) {
         } else if (qualifier.rfind("limit=", 0) == 0) {
             const auto limit = detail::parsePositiveInt(std::string_view(qualifier).substr(6));
             if (!limit || *limit > 65535)
-                return UserError{context + "'" + std::string(parts[i]) +
-                                 "' needs limit=n with n from 1 to 65535"};
+                return UserError{context + quoted(parts[i]) +
+                                 " needs limit=n with n from 1 to 65535"};
             result.limit = *limit;
         } else {
-            return UserError{context + "unknown qualifier '" + std::string(parts[i]) +
-                             "' (accepted: if-supported, overload-allowed, no-overload, report, "
+            return UserError{context + "unknown qualifier " + quoted(parts[i]) +
+                             " (accepted: if-supported, overload-allowed, no-overload, report, "
                              "limit=n)"};
         }
     }

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "host_names.hpp"
 #include "hostlist.hpp"
+#include "quote.hpp"
 
 namespace stepmap::detail {
 
@@ -27,7 +27,8 @@ Expected<NameIndex> indexAllocation(const Allocation &allocation) {
     for (std::size_t i = 0; i < allocation.nodes.size(); ++i) {
         const AllocatedNode &node = allocation.nodes[i];
         if (!isValidHostName(node.name))
-            return UserError{"the Slurm allocation lists an invalid node name '" + node.name + "'"};
+            return UserError{"the Slurm allocation lists an invalid node name " +
+                             quoted(node.name)};
         if (node.slots < 1)
             return UserError{"the Slurm allocation gives node " + node.name + " " +
                              std::to_string(node.slots) + " CPUs (expected at least 1)"};
@@ -54,8 +55,8 @@ Expected<std::vector<Resolved>> resolve(const HostSpec &spec, const NameIndex &i
         std::uint32_t node = 0;
         if (const auto relative = relativeNodeIndex(entry.name)) {
             if (*relative >= nodeCount)
-                return UserError{std::string(option) + ": relative host '" + entry.name +
-                                 "' is out of range: the allocation has " +
+                return UserError{std::string(option) + ": relative host " + quoted(entry.name) +
+                                 " is out of range: the allocation has " +
                                  std::to_string(nodeCount) + " nodes (+n0 to +n" +
                                  std::to_string(nodeCount - 1) + ")"};
             node = static_cast<std::uint32_t>(*relative);
@@ -81,17 +82,8 @@ Expected<std::vector<Resolved>> resolve(const HostSpec &spec, const NameIndex &i
 
 UserError hostsMissing(const std::vector<std::string> &names, std::string_view head,
                        std::string_view tail) {
-    std::string list;
-    std::unordered_set<std::string_view> seen;
-    for (const std::string &name : names) {
-        if (!seen.insert(name).second)
-            continue;
-        if (!list.empty())
-            list += ',';
-        list += name;
-    }
-    return UserError{std::string(head) + "\nThe requested hosts were:\n  " + list + "\n\n" +
-                     std::string(tail)};
+    return UserError{std::string(head) + "\nThe requested hosts were:\n  " + listedNames(names) +
+                     "\n\n" + std::string(tail)};
 }
 
 // A node on its way through the filters.

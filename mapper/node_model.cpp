@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "input_limits.hpp"
 #include "parse_number.hpp"
 #include "quote.hpp"
 
@@ -230,7 +231,7 @@ std::vector<std::uint32_t> NodeModel::osOf(const std::vector<std::uint32_t> &pus
 Expected<std::shared_ptr<const NodeModel>>
 buildSlurmNodeModel(const SlurmNodeShape &shape, const std::vector<std::uint32_t> &cpus,
                     SlurmCpuIds ids) {
-    constexpr std::int64_t kLimit = 1 << 20;
+    constexpr std::int64_t kLimit = kMaxCpusPerNode;
     const std::int64_t sockets = shape.sockets;
     const std::int64_t cores = shape.coresPerSocket;
     const std::int64_t threads = shape.threadsPerCore;
@@ -301,32 +302,49 @@ buildSlurmNodeModel(const SlurmNodeShape &shape, const std::vector<std::uint32_t
     return std::make_shared<const NodeModel>(std::move(model.value()));
 }
 
-Expected<std::vector<std::uint32_t>> parseCpuIdList(std::string_view text) {
-    const auto fail = [&](std::string_view item) {
-        return UserError{"CPU list " + detail::quoted(text) + ": " + detail::quoted(item) +
-                         " is not N or N-M (e.g. 0-3,8)"};
+Expected<std::vector<std::uint32_t>> parseCpuIdList(std::string_view text,
+                                                    const IdListLimits &limits) {
+    struct Range {
+        std::uint32_t first;
+        std::uint32_t last;
     };
-    std::vector<std::uint32_t> ids;
-    if (text.empty())
-        return ids;
-    constexpr std::uint64_t kMax = 1 << 24;
+    std::vector<Range> ranges;
+    std::size_t count = 0;
     std::size_t pos = 0;
-    while (true) {
+    while (!text.empty()) {
         const std::size_t comma = text.find(',', pos);
         const std::string_view item = text.substr(
             pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
         const std::size_t dash = item.find('-');
+        constexpr std::uint64_t kMax = std::numeric_limits<std::uint32_t>::max();
         const auto first = detail::parseUnsigned(item.substr(0, dash), kMax);
         auto last = first;
         if (dash != std::string_view::npos)
             last = detail::parseUnsigned(item.substr(dash + 1), kMax);
         if (!first || !last || *last < *first)
-            return fail(item);
-        for (std::uint64_t id = *first; id <= *last; ++id)
-            ids.push_back(static_cast<std::uint32_t>(id));
+            return UserError{"CPU list " + quoted(text) + ": " + quoted(item) +
+                             " is not N or N-M (e.g. 0-3,8)"};
+        if (*last > limits.maxId)
+            return UserError{"CPU list " + quoted(text) + ": CPU id " + std::to_string(*last) +
+                             " is above " + std::to_string(limits.maxId) +
+                             ", the highest accepted"};
+        // Counted before anything is expanded.
+        const std::uint64_t size = *last - *first + 1;
+        if (size > limits.maxCount - count)
+            return UserError{"CPU list " + quoted(text) + " names more than " +
+                             std::to_string(limits.maxCount) + " CPUs"};
+        count += size;
+        ranges.push_back(
+            Range{static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last)});
         if (comma == std::string_view::npos)
             break;
         pos = comma + 1;
+    }
+    std::vector<std::uint32_t> ids;
+    ids.reserve(count);
+    for (const Range &range : ranges) {
+        for (std::uint64_t id = range.first; id <= range.last; ++id)
+            ids.push_back(static_cast<std::uint32_t>(id));
     }
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

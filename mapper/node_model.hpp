@@ -20,6 +20,7 @@
 // holds only those CPU NUMA domains.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -198,9 +199,19 @@ Expected<std::shared_ptr<const NodeModel>>
 buildSlurmNodeModel(const SlurmNodeShape &shape, const std::vector<std::uint32_t> &cpus,
                     SlurmCpuIds ids = SlurmCpuIds::Abstract);
 
-// Parses an index list "0-3,8,10-11" (Slurm's and hwloc's list syntax).
-// The error names the text.
-Expected<std::vector<std::uint32_t>> parseCpuIdList(std::string_view text);
+// Bounds on an index list, checked before it is expanded ("0-4294967295"
+// costs nothing): the highest id, and the ids of all items together
+// (repeats counted).
+struct IdListLimits {
+    std::uint32_t maxId = 1 << 24;
+    std::size_t maxCount = std::size_t{1} << 24;
+};
+
+// Parses an index list "0-3,8,10-11" (Slurm's and hwloc's list syntax),
+// ascending without repeats. The error names the text, and the limit when
+// one is passed.
+Expected<std::vector<std::uint32_t>> parseCpuIdList(std::string_view text,
+                                                    const IdListLimits &limits = {});
 
 // "0-3,8,10-11" from ascending indices ("" for none).
 std::string formatIdList(const std::vector<std::uint32_t> &ids);

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "node_filter.hpp"
 #include "node_sort.hpp"
+#include "quote.hpp"
 #include "rank_mappers.hpp"
 #include "slot_errors.hpp"
 
@@ -128,18 +128,9 @@ std::optional<UserError> checkRequest(const PlanRequest &request) {
 }
 
 UserError hostsNotAllocated(const std::vector<std::string> &names, const std::string &source) {
-    std::string list;
-    std::unordered_set<std::string_view> seen;
-    for (const std::string &name : names) {
-        if (!seen.insert(name).second)
-            continue;
-        if (!list.empty())
-            list += ',';
-        list += name;
-    }
     return UserError{"Some of the requested hosts are not included in the current allocation.\n"
                      "The requested hosts were:\n  " +
-                     list +
+                     listedNames(names) +
                      "\n\nVerify that you have mapped the allocated resources properly using "
                      "the " +
                      source + " specification."};

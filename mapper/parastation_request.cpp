@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "parse_number.hpp"
+#include "quote.hpp"
 
 namespace stepmap {
 
@@ -41,15 +42,15 @@ constexpr std::uint64_t kMaxNodeIndices = 1u << 20;
 
 Expected<int> threadCount(std::string_view value, std::string_view source,
                           std::string_view example) {
-    const auto count = detail::parsePositiveInt(value);
-    if (!count)
-        return UserError{std::string(source) + " '" + std::string(value) +
-                         "': expected a positive number of hardware threads per process, e.g. " +
-                         std::string(example)};
-    if (*count > kMaxThreadsPerProcess)
-        return UserError{std::string(source) + " '" + std::string(value) + "': at most " +
+    const auto count = detail::parseCount(value, kMaxThreadsPerProcess);
+    if (count)
+        return *count;
+    if (detail::isNumberAbove(value, kMaxThreadsPerProcess))
+        return UserError{std::string(source) + " " + quoted(value) + ": at most " +
                          std::to_string(kMaxThreadsPerProcess) + " hardware threads per process"};
-    return *count;
+    return UserError{std::string(source) + " " + quoted(value) +
+                     ": expected a positive number of hardware threads per process, e.g. " +
+                     std::string(example)};
 }
 
 } // namespace
@@ -61,7 +62,7 @@ std::string NodePool::describe() const {
     case Kind::Hosts:
         return "PSI_HOSTS";
     case Kind::Hostfile:
-        return "PSI_HOSTFILE " + fileName;
+        return "PSI_HOSTFILE " + escaped(fileName);
     }
     return "PSI_HOSTS";
 }
@@ -76,8 +77,8 @@ Expected<NodesSort> parseNodesSort(std::string_view value, std::string_view sour
         if (upper == name)
             return sort;
     }
-    return UserError{std::string(source) + " '" + std::string(value) +
-                     "': unknown sort criterion (" + std::string(kAcceptedSorts) + ")"};
+    return UserError{std::string(source) + " " + quoted(value) + ": unknown sort criterion (" +
+                     std::string(kAcceptedSorts) + ")"};
 }
 
 std::string_view nodesSortName(NodesSort sort) {
@@ -107,15 +108,14 @@ Expected<int> parseOmpNumThreads(std::string_view value) {
     const std::string_view first = value.substr(0, comma);
     auto count = threadCount(first, "OMP_NUM_THREADS", "OMP_NUM_THREADS=4 (or set PSI_TPP)");
     if (!count && comma != std::string_view::npos)
-        return UserError{"OMP_NUM_THREADS '" + std::string(value) + "': its first level '" +
-                         std::string(first) +
-                         "' is not a positive number of threads (set PSI_TPP or --tpp to give "
+        return UserError{"OMP_NUM_THREADS " + quoted(value) + ": its first level " + quoted(first) +
+                         " is not a positive number of threads (set PSI_TPP or --tpp to give "
                          "the threads per process directly)"};
     return count;
 }
 
 Expected<NodePool> parsePsiNodes(std::string_view value) {
-    const std::string context = "PSI_NODES '" + std::string(value) + "': ";
+    const std::string context = "PSI_NODES " + quoted(value) + ": ";
     const std::string expected = " (expected node indices and ranges, e.g. \"0,1,3,17-20\")";
     NodePool pool;
     pool.kind = NodePool::Kind::Nodes;
@@ -134,12 +134,15 @@ Expected<NodePool> parsePsiNodes(std::string_view value) {
             dash == std::string_view::npos ? firstText : trimmed(item.substr(dash + 1));
         const auto first = detail::parseUnsigned(firstText, kMaxNodeIndices);
         const auto last = detail::parseUnsigned(lastText, kMaxNodeIndices);
+        if ((!first && detail::isNumberAbove(firstText, kMaxNodeIndices)) ||
+            (!last && detail::isNumberAbove(lastText, kMaxNodeIndices)))
+            return UserError{context + quoted(item) + ": node indices go up to " +
+                             std::to_string(kMaxNodeIndices)};
         if (!first || !last)
-            return UserError{context + "'" + std::string(item) + "' is not a node index or range" +
-                             expected};
+            return UserError{context + quoted(item) + " is not a node index or range" + expected};
         if (*last < *first)
-            return UserError{context + "range '" + std::string(item) +
-                             "' ends before it starts (write it as " + std::to_string(*last) + "-" +
+            return UserError{context + "range " + quoted(item) +
+                             " ends before it starts (write it as " + std::to_string(*last) + "-" +
                              std::to_string(*first) + ")"};
         if (pool.indices.size() + (*last - *first + 1) > kMaxNodeIndices)
             return UserError{context + "names more than " + std::to_string(kMaxNodeIndices) +
@@ -158,13 +161,13 @@ Expected<NodePool> parsePsiHosts(std::string_view value) {
     for (std::string_view word : words(value))
         pool.names.emplace_back(word);
     if (pool.names.empty())
-        return UserError{"PSI_HOSTS '" + std::string(value) +
-                         "': no host names (expected names separated by blanks, e.g. \"n1 n2\")"};
+        return UserError{"PSI_HOSTS " + quoted(value) +
+                         ": no host names (expected names separated by blanks, e.g. \"n1 n2\")"};
     return pool;
 }
 
 Expected<NodePool> parsePsiHostfile(std::string_view text, std::string_view fileName) {
-    const std::string context = "PSI_HOSTFILE " + std::string(fileName);
+    const std::string context = "PSI_HOSTFILE " + escaped(fileName);
     NodePool pool;
     pool.kind = NodePool::Kind::Hostfile;
     pool.fileName = std::string(fileName);
@@ -176,9 +179,9 @@ Expected<NodePool> parsePsiHostfile(std::string_view text, std::string_view file
         if (!content.empty() && content.front() != '#') {
             const auto names = words(content);
             if (names.size() != 1)
-                return UserError{context + ", line " + std::to_string(line) + ": '" +
-                                 std::string(content) +
-                                 "' names more than one host (write one host name per line; "
+                return UserError{context + ", line " + std::to_string(line) + ": " +
+                                 quoted(content) +
+                                 " names more than one host (write one host name per line; "
                                  "list a node k times to run k processes there)"};
             pool.names.emplace_back(names.front());
         }

@@ -4,6 +4,7 @@
 
 #include "cpu_list.hpp"
 #include "node_model.hpp"
+#include "quote.hpp"
 #include "slot_errors.hpp"
 
 namespace stepmap::detail {
@@ -613,19 +614,19 @@ std::optional<UserError> Engine::bindToCpuset(Proc &proc, MapOptions &options) {
     NodeState &node = nodes_[proc.node];
     const NodeModel &model = *node.model;
     if (options.cpuset.empty())
-        return UserError{"--map-by pe-list=" + options.peListGiven + ": node " +
+        return UserError{"--map-by pe-list=" + escaped(options.peListGiven) + ": node " +
                          std::string(node.name) +
                          " was given more processes than the list has CPUs; list more CPUs or "
                          "request fewer processes"};
     auto ids = expandIds(options.cpuset);
     if (!ids || ids->empty())
-        return UserError{"--map-by pe-list=" + options.peListGiven + ": invalid list"};
+        return UserError{"--map-by pe-list=" + escaped(options.peListGiven) + ": invalid list"};
     const std::uint32_t first = ids->front();
     PuBits set(model.puCount());
     if (options.ordered) {
         auto one = resolveId(first, model, options.useHwthreads);
         if (!one)
-            return UserError{"--map-by pe-list=" + options.peListGiven + ": " +
+            return UserError{"--map-by pe-list=" + escaped(options.peListGiven) + ": " +
                              one.error().message};
         for (std::uint32_t pu : one->pus)
             set.set(pu);
@@ -633,7 +634,7 @@ std::optional<UserError> Engine::bindToCpuset(Proc &proc, MapOptions &options) {
         set = target_;
     }
     if (!set.any())
-        return UserError{"--map-by pe-list=" + options.peListGiven +
+        return UserError{"--map-by pe-list=" + escaped(options.peListGiven) +
                          ": the job holds none of "
                          "these CPUs on node " +
                          std::string(node.name) + "; list CPUs the job holds there"};
@@ -647,7 +648,7 @@ std::optional<UserError> Engine::bindToCpuset(Proc &proc, MapOptions &options) {
         }
     }
     if (!onePackage && !model.objects(HwLevel::Package).empty())
-        return UserError{"--map-by pe-list=" + options.peListGiven +
+        return UserError{"--map-by pe-list=" + escaped(options.peListGiven) +
                          ": the CPUs span more than "
                          "one package on node " +
                          std::string(node.name) +

@@ -9,6 +9,7 @@
 
 #include "cpu_list.hpp"
 #include "host_names.hpp"
+#include "quote.hpp"
 #include "rank_mappers.hpp"
 #include "slot_errors.hpp"
 
@@ -25,7 +26,7 @@ std::string lowerWord(std::string_view word) {
 
 std::string mapName(const MapOptions &options) {
     if (options.map == MapBy::PeList)
-        return "pe-list=" + options.peListGiven;
+        return "pe-list=" + escaped(options.peListGiven);
     std::string word(mapByWord(options.map));
     if (word.rfind("BY", 0) == 0)
         word = word.substr(2);
@@ -400,7 +401,7 @@ std::optional<UserError> Engine::mapByCpu(std::uint32_t app, std::uint32_t np,
         second = true;
     }
     options.cpuset = savecpuset;
-    return UserError{"--map-by pe-list=" + options.peListGiven + ": application context " +
+    return UserError{"--map-by pe-list=" + escaped(options.peListGiven) + ": application context " +
                      std::to_string(app) + " needs " + std::to_string(np) +
                      " processes, but the listed CPUs hold only " + std::to_string(mapped) +
                      " on the nodes (one per CPU per node).\nList more CPUs, request fewer "
@@ -434,14 +435,14 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
             groups += static_cast<std::uint32_t>(deviceGroups_.size());
         }
         if (groups > 0 && groups < np)
-            return UserError{"--map-by device=" + options.device + ": " + std::to_string(np) +
-                             " processes but only " + std::to_string(groups) + " " +
-                             (options.ndev > 1
-                                  ? "groups of " + std::to_string(options.ndev) + " devices"
+            return UserError{
+                "--map-by device=" + escaped(options.device) + ": " + std::to_string(np) +
+                " processes but only " + std::to_string(groups) + " " +
+                (options.ndev > 1 ? "groups of " + std::to_string(options.ndev) + " devices"
                                   : std::string("devices")) +
-                             " on the nodes, and each is given to one process.\nRequest at most " +
-                             std::to_string(groups) +
-                             " processes, or add :SHARED to let processes share devices."};
+                " on the nodes, and each is given to one process.\nRequest at most " +
+                std::to_string(groups) +
+                " processes, or add :SHARED to let processes share devices."};
     }
     NodeList nodes(list.value(), nodes_.size());
     std::vector<std::uint32_t> cursor(nodes_.size(), 0);
@@ -487,7 +488,7 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
                 return UserError{
                     "--map-by " + mapName(options) + ": node " + std::string(node.name) +
                     " has no " +
-                    (devices ? options.device + " device"
+                    (devices ? escaped(options.device) + " device"
                              : std::string(hwLevelName(*options.mapLevel))) +
                     " among the CPUs the job holds there.\nMap by a level every node has (e.g. "
                     "core) or by slot."};
@@ -568,7 +569,7 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
         return list.error();
     const auto pprn = static_cast<std::uint32_t>(options.pprn);
     const std::string object = options.mapNode     ? std::string("node")
-                               : options.mapDevice ? "device=" + options.device
+                               : options.mapDevice ? "device=" + escaped(options.device)
                                                    : std::string(hwLevelName(*options.mapLevel));
     const std::string pattern = "--map-by ppr:" + std::to_string(pprn) + ":" + object;
     // The targets of a node: itself, its device groups or its objects.
@@ -586,12 +587,22 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
                    : static_cast<std::uint32_t>(model->objects(*options.mapLevel).size());
     };
     if (np == 0) {
+        // Counted before anything is placed, against the process limit
+        // left after the earlier application contexts.
+        const std::uint64_t room = static_cast<std::uint64_t>(kMaxRanks) - mappedCount();
+        std::uint64_t total = 0;
         for (std::uint32_t index : list.value()) {
             auto count = targets(index);
             if (!count)
                 return count.error();
-            np += pprn * count.value();
+            total += std::uint64_t{pprn} * count.value();
+            if (total > room)
+                return UserError{pattern + ": the pattern asks for more than " +
+                                 std::to_string(room) + " processes on the " +
+                                 std::to_string(list->size()) + " nodes; stepmap places at most " +
+                                 std::to_string(kMaxRanks) + ". Lower N, or give -n."};
         }
+        np = static_cast<std::uint32_t>(total);
     }
     if (numSlots < np) {
         if (!options.oversubscribe)
@@ -612,7 +623,7 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
         const std::uint32_t nobjs = count.value();
         if (nobjs == 0)
             return UserError{pattern + ": node " + std::string(node.name) + " has no " +
-                             (options.mapDevice ? options.device + " device" : object) +
+                             (options.mapDevice ? escaped(options.device) + " device" : object) +
                              " among the CPUs the job holds there.\nUse an object every node "
                              "has (e.g. core)."};
         options.nprocs = pprn * nobjs;
@@ -699,7 +710,7 @@ std::optional<UserError> Engine::mapSeq(std::uint32_t app, std::uint32_t np, Map
             found = named->second;
         }
         if (!found)
-            return UserError{"--map-by seq: host '" + entry.host + "' (line " +
+            return UserError{"--map-by seq: host " + quoted(entry.host) + " (line " +
                              std::to_string(cursor + 1) +
                              " of the sequence) is not in the allocation.\nList only allocated "
                              "nodes."};
@@ -722,8 +733,9 @@ std::optional<UserError> Engine::mapSeq(std::uint32_t app, std::uint32_t np, Map
         if (ownCpus) {
             if (node.model == nullptr)
                 return UserError{"--map-by seq: line " + std::to_string(cursor) +
-                                 " binds to CPUs " + entry.cpus + ", but the hardware of node " +
-                                 std::string(node.name) + " is unknown"};
+                                 " binds to CPUs " + escaped(entry.cpus) +
+                                 ", but the hardware of node " + std::string(node.name) +
+                                 " is unknown"};
             auto cpus = resolveSlotList(entry.cpus, *node.model, options.useHwthreads);
             if (!cpus)
                 return UserError{"--map-by seq: line " + std::to_string(cursor) + ": " +
@@ -733,8 +745,8 @@ std::optional<UserError> Engine::mapSeq(std::uint32_t app, std::uint32_t np, Map
                 bits.set(pu);
             if (!cpus->notHeld.empty() || (!options.overload && !bits.isSubsetOf(node.available)))
                 return UserError{"--map-by seq: line " + std::to_string(cursor) + " binds rank " +
-                                 std::to_string(options.startRank + n) + " to CPUs " + entry.cpus +
-                                 " of node " + std::string(node.name) +
+                                 std::to_string(options.startRank + n) + " to CPUs " +
+                                 escaped(entry.cpus) + " of node " + std::string(node.name) +
                                  ", but they are not all free for the job (free: " +
                                  formatIdList(node.model->logicalOf(node.available.bits())) +
                                  ").\nGive each rank CPUs of its own, or add :overload-allowed "
@@ -766,7 +778,7 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
         byName.emplace(nodes_[index].name, index);
     if (np == 0)
         np = static_cast<std::uint32_t>(file.entries.size());
-    const std::string where = "rankfile " + file.fileName;
+    const std::string where = "rankfile " + escaped(file.fileName);
     for (std::uint32_t k = 0; k < np; ++k) {
         const std::uint32_t wanted = options.rankfileGlobal ? options.startRank + k : k;
         const auto it = std::lower_bound(
@@ -789,7 +801,7 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
         }
         if (!found)
             return UserError{where + ": rank " + std::to_string(wanted) + " is assigned to host " +
-                             it->host +
+                             escaped(it->host) +
                              ", which is not among the job's nodes (after --host and "
                              "--hostfile).\nAssign ranks to allocated nodes only."};
         const std::uint32_t index = *found;
@@ -797,8 +809,9 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
         computeJobCpuset(index, options);
         options.nprocs = 1;
         if (!checkAvail(index, &nodes, kNoIndex, options))
-            return UserError{where + ": rank " + std::to_string(wanted) + " goes to " + it->host +
-                             ", which has no free slot left (" + std::to_string(node.slots) +
+            return UserError{where + ": rank " + std::to_string(wanted) + " goes to " +
+                             escaped(it->host) + ", which has no free slot left (" +
+                             std::to_string(node.slots) +
                              " slots).\nMove ranks to other nodes, or add --map-by "
                              ":OVERSUBSCRIBE."};
         if (auto error = setupProc(app, index, kNoIndex, options))
@@ -809,8 +822,8 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
         proc.rank = options.startRank + k;
         if (!it->slots.empty() && (jobBinding.policy != BindTo::None || options.overload)) {
             if (node.model == nullptr)
-                return UserError{where + ": rank " + std::to_string(wanted) +
-                                 " binds to slot=" + it->slots + ", but the hardware of node " +
+                return UserError{where + ": rank " + std::to_string(wanted) + " binds to slot=" +
+                                 escaped(it->slots) + ", but the hardware of node " +
                                  std::string(node.name) + " is unknown"};
             auto cpus = resolveSlotList(it->slots, *node.model, options.useHwthreads);
             if (!cpus)
@@ -820,15 +833,15 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
             for (std::uint32_t pu : cpus->pus)
                 bits.set(pu);
             if (!cpus->notHeld.empty() || !bits.any())
-                return UserError{where + ": rank " + std::to_string(wanted) + " slot=" + it->slots +
-                                 " names CPUs the job does not hold on " + std::string(node.name) +
-                                 " (it holds " +
+                return UserError{where + ": rank " + std::to_string(wanted) + " slot=" +
+                                 escaped(it->slots) + " names CPUs the job does not hold on " +
+                                 std::string(node.name) + " (it holds " +
                                  formatIdList(node.model->logicalOf(node.jobcache.bits())) + ")"};
             if (!options.overload && !bits.isSubsetOf(node.available)) {
                 PuBits taken = bits;
                 taken.andNot(node.available);
-                return UserError{where + ": rank " + std::to_string(wanted) + " slot=" + it->slots +
-                                 " on " + std::string(node.name) +
+                return UserError{where + ": rank " + std::to_string(wanted) +
+                                 " slot=" + escaped(it->slots) + " on " + std::string(node.name) +
                                  " overlaps CPUs already given to another rank (" +
                                  formatIdList(node.model->logicalOf(taken.bits())) +
                                  ").\nGive each rank CPUs of its own, or add :overload-allowed "
@@ -888,8 +901,8 @@ std::optional<UserError> Engine::loadDeviceGroups(std::uint32_t index, const Map
         for (const HwDevice *device : devices) {
             if (device->uuid.empty())
                 return UserError{
-                    "--map-by device=" + options.device + ": GPU " + device->name + " of node " +
-                    std::string(node.name) +
+                    "--map-by device=" + escaped(options.device) + ": GPU " + device->name +
+                    " of node " + std::string(node.name) +
                     " carries no vendor identity (hwloc saw it without its NVML, RSMI or Level "
                     "Zero backend), so no process could be told which GPU is its own.\nUse an "
                     "hwloc built with the vendor's backend, or place by --map-by numa or "
@@ -983,8 +996,8 @@ std::optional<UserError> Engine::loadDeviceGroups(std::uint32_t index, const Map
                 if (intersects && wider)
                     return UserError{
                         "--bind-to " + lowerWord(bindToWord(options.bind)) +
-                        " binds wider than the CPUs the " + options.device + " devices of node " +
-                        std::string(node.name) +
+                        " binds wider than the CPUs the " + escaped(options.device) +
+                        " devices of node " + std::string(node.name) +
                         " are local to.\nBind to their locality or below (e.g. --bind-to core), "
                         "or give each process several devices (NDEV=n)."};
             }

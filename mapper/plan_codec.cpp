@@ -9,6 +9,7 @@
 #include "hostlist.hpp"
 #include "node_model.hpp"
 #include "parse_number.hpp"
+#include "quote.hpp"
 #include "rank_blocks.hpp"
 
 namespace stepmap {
@@ -41,10 +42,9 @@ std::string formatCounts(const std::vector<std::optional<int>> &values) {
     return out;
 }
 
+// Plan text in a message: quoted, escaped, cut.
 std::string excerpt(std::string_view text) {
-    if (text.size() <= kExcerpt)
-        return std::string(text);
-    return std::string(text.substr(0, kExcerpt)) + "...";
+    return quoted(text, kExcerpt);
 }
 
 UserError invalid(std::string_view what) {
@@ -55,7 +55,7 @@ UserError invalid(std::string_view what) {
 Expected<std::vector<std::optional<int>>> parseCounts(std::string_view text, std::size_t count,
                                                       bool allowMissing, std::string_view what) {
     const auto fail = [&] {
-        return invalid(std::string(what) + " '" + excerpt(text) + "' do not give one positive " +
+        return invalid(std::string(what) + " " + excerpt(text) + " do not give one positive " +
                        "number per node (" + std::to_string(count) + " nodes)");
     };
     std::vector<std::optional<int>> values;
@@ -175,12 +175,13 @@ std::vector<std::string_view> splitSlashes(std::string_view text) {
     }
 }
 
-// Per-rank values as blocks: exactly `ranks` values below `bound`.
+// Per-rank values as blocks: exactly `ranks` values below `bound` (never
+// more than `ranks` expanded).
 Expected<std::vector<std::uint32_t>> perRank(std::string_view text, std::size_t ranks,
                                              std::size_t bound, std::string_view what) {
     if (bound > std::numeric_limits<std::uint32_t>::max())
         return invalid(std::string(what) + ": too many values");
-    auto values = detail::nodesFromBlocks(text, static_cast<std::uint32_t>(bound), kMaxRanks);
+    auto values = detail::nodesFromBlocks(text, static_cast<std::uint32_t>(bound), ranks);
     if (!values)
         return invalid(std::string(what) + ": " + values.error().message);
     if (values->size() != ranks)
@@ -202,9 +203,40 @@ bool validDeviceName(std::string_view name) {
     return true;
 }
 
+// The plan's CPU sets, '/'-separated "LOGICAL[@OS]": each id at most
+// maxCpuId, each set without repeats, maxCpuSetIds ids in all.
+Expected<std::vector<CpuBinding>> parseCpuSets(std::string_view text, const PlanLimits &limits) {
+    std::vector<CpuBinding> sets;
+    std::size_t total = 0;
+    // One set never holds more ids than there are CPU ids.
+    const IdListLimits setLimits{limits.maxCpuId, std::size_t{limits.maxCpuId} + 1};
+    for (const std::string_view entry : splitSlashes(text)) {
+        const std::size_t at = entry.find('@');
+        auto logical = parseCpuIdList(entry.substr(0, at), setLimits);
+        if (!logical)
+            return invalid("CPU set " + excerpt(entry) + ": " + logical.error().message);
+        auto os = at == std::string_view::npos ? logical
+                                               : parseCpuIdList(entry.substr(at + 1), setLimits);
+        if (!os)
+            return invalid("CPU set " + excerpt(entry) + ": " + os.error().message);
+        if (logical->empty() || os->size() != logical->size())
+            return invalid("CPU set " + excerpt(entry) +
+                           " is not LOGICAL[@OS] with as many OS as logical indices");
+        total += logical->size();
+        if (total > limits.maxCpuSetIds)
+            return invalid("the CPU sets hold more than " + std::to_string(limits.maxCpuSetIds) +
+                           " CPU ids together");
+        sets.push_back(CpuBinding{std::move(logical.value()), std::move(os.value())});
+    }
+    return sets;
+}
+
 } // namespace
 
-Expected<LaunchPlan> decodePlan(std::string_view text) {
+Expected<LaunchPlan> decodePlan(std::string_view text, const PlanLimits &limits) {
+    if (text.size() > limits.maxTextBytes)
+        return invalid("it is " + std::to_string(text.size()) + " bytes long, more than " +
+                       std::to_string(limits.maxTextBytes));
     std::array<std::string_view, kMaxFields> fields;
     std::size_t count = 0;
     std::size_t pos = 0;
@@ -221,18 +253,19 @@ Expected<LaunchPlan> decodePlan(std::string_view text) {
     const bool extended = fields[0] == kVersion2;
     if (fields[0] != kVersion && !extended)
         return invalid("it does not start with the version tag " + std::string(kVersion) + " or " +
-                       std::string(kVersion2) + " (got '" + excerpt(fields[0]) + "')");
+                       std::string(kVersion2) + " (got " + excerpt(fields[0]) + ")");
     if (!extended && count != kFieldCount)
         return invalid("expected " + std::to_string(kFieldCount) + " fields separated by ';'");
     if (extended && count != kFieldCount + 3 && count != kFieldCount + 5)
         return invalid("expected " + std::to_string(kFieldCount + 3) + " or " +
                        std::to_string(kFieldCount + 5) + " fields separated by ';'");
 
-    auto names = expandHostlist(fields[1]);
+    HostlistLimits nameLimits;
+    nameLimits.maxNames = limits.maxNodes;
+    nameLimits.maxNameLength = limits.maxNodeNameLength;
+    auto names = expandHostlist(fields[1], nameLimits);
     if (!names)
         return invalid("node list: " + names.error().message);
-    if (names->size() > std::numeric_limits<std::uint32_t>::max())
-        return invalid("too many nodes");
     std::unordered_set<std::string_view> seen;
     for (const std::string &name : names.value()) {
         if (!seen.insert(name).second)
@@ -246,9 +279,9 @@ Expected<LaunchPlan> decodePlan(std::string_view text) {
     if (!maxSlots)
         return maxSlots.error();
     if (fields[4] != "0" && fields[4] != "1")
-        return invalid("the oversubscribed flag is '" + excerpt(fields[4]) + "', not 0 or 1");
-    auto rankNodes =
-        detail::nodesFromBlocks(fields[5], static_cast<std::uint32_t>(names->size()), kMaxRanks);
+        return invalid("the oversubscribed flag is " + excerpt(fields[4]) + ", not 0 or 1");
+    auto rankNodes = detail::nodesFromBlocks(fields[5], static_cast<std::uint32_t>(names->size()),
+                                             limits.maxRanks);
     if (!rankNodes)
         return invalid("ranks: " + rankNodes.error().message);
 
@@ -266,15 +299,10 @@ Expected<LaunchPlan> decodePlan(std::string_view text) {
         auto apps = perRank(fields[6], ranks, ranks, "application indices");
         if (!apps)
             return apps.error();
-        for (const std::string_view entry : splitSlashes(fields[7])) {
-            const std::size_t at = entry.find('@');
-            auto logical = parseCpuIdList(entry.substr(0, at));
-            auto os = at == std::string_view::npos ? logical : parseCpuIdList(entry.substr(at + 1));
-            if (!logical || !os || logical->empty() || os->size() != logical->size())
-                return invalid("CPU set '" + excerpt(entry) +
-                               "' is not LOGICAL[@OS] with as many OS as logical indices");
-            plan.bindings.push_back(CpuBinding{std::move(logical.value()), std::move(os.value())});
-        }
+        auto sets = parseCpuSets(fields[7], limits);
+        if (!sets)
+            return sets.error();
+        plan.bindings = std::move(sets.value());
         auto bindings = perRank(fields[8], ranks, plan.bindings.size() + 1, "bindings");
         if (!bindings)
             return bindings.error();
@@ -285,7 +313,7 @@ Expected<LaunchPlan> decodePlan(std::string_view text) {
         if (count == kFieldCount + 5) {
             for (const std::string_view entry : splitSlashes(fields[9])) {
                 if (!validDeviceName(entry))
-                    return invalid("device list '" + excerpt(entry) + "' is not a list of names");
+                    return invalid("device list " + excerpt(entry) + " is not a list of names");
                 plan.deviceSets.emplace_back(entry);
             }
             auto devices = perRank(fields[10], ranks, plan.deviceSets.size() + 1, "devices");

@@ -8,6 +8,7 @@
 #include "node_filter.hpp"
 #include "parastation_placement.hpp"
 #include "placement.hpp"
+#include "quote.hpp"
 #include "slot_errors.hpp"
 
 namespace stepmap {
@@ -26,6 +27,10 @@ std::optional<UserError> checkPolicy(const PlanRequest &request) {
     if (request.np && *request.np > kMaxRanks)
         return UserError{"too many processes: " + std::to_string(*request.np) +
                          " requested, stepmap places at most " + std::to_string(kMaxRanks)};
+    if (request.overbook && request.map.by == MapBy::Node && request.map.oversubscribe == true)
+        return UserError{"--overbook cannot be combined with --map-by node: --overbook places "
+                         "consecutive ranks on each node, while --map-by node:OVERSUBSCRIBE "
+                         "already keeps round-robin placement past the slots. Drop --overbook."};
     if (request.overbook && request.map.by == MapBy::Node)
         return UserError{"--overbook cannot be combined with --map-by node: --overbook places "
                          "consecutive ranks on each node. Use --map-by node:OVERSUBSCRIBE to "
@@ -177,7 +182,7 @@ void applyMapPolicy(MapOptions &options, const MapPolicy &map, MapBy by) {
 
 std::string describeMap(const MapOptions &options) {
     if (options.map == MapBy::PeList)
-        return "pe-list=" + options.peListGiven;
+        return "pe-list=" + escaped(options.peListGiven);
     return mapWord(options.map);
 }
 
@@ -252,9 +257,9 @@ std::optional<UserError> checkPeList(const MapOptions &options,
             continue;
         auto resolved = detail::resolveIdList(options.cpuset, *model, options.useHwthreads);
         if (!resolved)
-            return UserError{std::string(where) + "--map-by pe-list=" + options.peListGiven +
-                             " on node " + std::string(entry.name) + ": " +
-                             resolved.error().message};
+            return UserError{std::string(where) +
+                             "--map-by pe-list=" + escaped(options.peListGiven) + " on node " +
+                             std::string(entry.name) + ": " + resolved.error().message};
     }
     return std::nullopt;
 }

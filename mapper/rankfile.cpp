@@ -5,6 +5,7 @@
 #include <map>
 
 #include "parse_number.hpp"
+#include "quote.hpp"
 
 namespace stepmap {
 
@@ -13,8 +14,7 @@ namespace {
 constexpr std::uint64_t kMaxRank = 1 << 24;
 
 std::string where(std::string_view kind, std::string_view fileName, std::size_t line) {
-    return std::string(kind) + " " + std::string(fileName) + ", line " + std::to_string(line) +
-           ": ";
+    return std::string(kind) + " " + escaped(fileName) + ", line " + std::to_string(line) + ": ";
 }
 
 // The text of each line with comments removed, "/* */" spanning lines.
@@ -67,14 +67,14 @@ Expected<Rankfile> parseRankfile(std::string_view text, std::string_view fileNam
             continue;
         const std::string at = where("rankfile", fileName, n + 1);
         const auto syntax = [&] {
-            return UserError{at + "expected 'rank N=HOST [slot=LIST]', got '" +
-                             std::string(detail::trimmed(lines[n])) + "'"};
+            return UserError{at + "expected 'rank N=HOST [slot=LIST]', got " +
+                             quoted(detail::trimmed(lines[n]))};
         };
         if (tokens[0] != "rank" || tokens.size() < 4 || tokens[2] != "=")
             return syntax();
         const auto rank = detail::parseUnsigned(tokens[1], kMaxRank - 1);
         if (!rank)
-            return UserError{at + "rank '" + std::string(tokens[1]) + "' is not a number below " +
+            return UserError{at + "rank " + quoted(tokens[1]) + " is not a number below " +
                              std::to_string(kMaxRank)};
         RankfileEntry entry;
         entry.rank = static_cast<std::uint32_t>(*rank);
@@ -94,15 +94,15 @@ Expected<Rankfile> parseRankfile(std::string_view text, std::string_view fileNam
             return syntax();
         if (byRank.count(entry.rank) != 0)
             return UserError{at + "rank " + std::to_string(entry.rank) +
-                             " is assigned twice (first as " + byRank[entry.rank].host +
+                             " is assigned twice (first as " + escaped(byRank[entry.rank].host) +
                              (byRank[entry.rank].slots.empty()
                                   ? std::string()
-                                  : " slot=" + byRank[entry.rank].slots) +
+                                  : " slot=" + escaped(byRank[entry.rank].slots)) +
                              "); give each rank one line"};
         byRank.emplace(entry.rank, std::move(entry));
     }
     if (byRank.empty())
-        return UserError{"rankfile " + std::string(fileName) +
+        return UserError{"rankfile " + escaped(fileName) +
                          " assigns no rank (expected lines 'rank N=HOST [slot=LIST]')"};
     Rankfile result;
     result.fileName = std::string(fileName);
@@ -129,9 +129,8 @@ Expected<std::vector<SequenceEntry>> parseSequenceFile(std::string_view text,
             if (tokens.size() > 1)
                 entry.cpus = std::string(tokens[1]);
             if (entry.host.find('=') != std::string::npos)
-                return UserError{where("sequence file", fileName, line) + "'" +
-                                 std::string(content) +
-                                 "' is not 'HOST [CPUS]' (one host per rank; a hostfile's "
+                return UserError{where("sequence file", fileName, line) + quoted(content) +
+                                 " is not 'HOST [CPUS]' (one host per rank; a hostfile's "
                                  "slots= does not apply to --map-by seq)"};
             entries.push_back(std::move(entry));
         }
@@ -140,7 +139,7 @@ Expected<std::vector<SequenceEntry>> parseSequenceFile(std::string_view text,
         pos = newline + 1;
     }
     if (entries.empty())
-        return UserError{"sequence file " + std::string(fileName) +
+        return UserError{"sequence file " + escaped(fileName) +
                          " names no host (one host per rank, in rank order)"};
     return entries;
 }

@@ -1,15 +1,29 @@
 #include "multi_prog.hpp"
 
 #include <charconv>
+#include <limits>
 #include <string>
+
+#include "input_limits.hpp"
+#include "quote.hpp"
 
 namespace stepmap::plugin {
 
 namespace {
 
+// A rank number; one too large for a long reads as the largest long (the
+// caller refuses it for its size).
 bool number(std::string_view s, long &out) {
+    if (s.empty() || s.front() == '-')
+        return false;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return !s.empty() && ec == std::errc() && p == s.data() + s.size() && out >= 0;
+    if (p != s.data() + s.size())
+        return false;
+    if (ec == std::errc::result_out_of_range) {
+        out = std::numeric_limits<long>::max();
+        return true;
+    }
+    return ec == std::errc();
 }
 
 } // namespace
@@ -26,8 +40,8 @@ Expected<std::vector<int>> multiProgApps(std::string_view text, std::string_view
         pos = nl == std::string_view::npos ? text.size() : nl + 1;
         ++lineNo;
         auto where = [&] {
-            return "--multi-prog file " + std::string(fileName) + ", line " +
-                   std::to_string(lineNo) + ": ";
+            return "--multi-prog file " + escaped(fileName) + ", line " + std::to_string(lineNo) +
+                   ": ";
         };
         auto first = line.find_first_not_of(" \t\r");
         if (first == std::string_view::npos || line[first] == '#')
@@ -43,9 +57,13 @@ Expected<std::vector<int>> multiProgApps(std::string_view text, std::string_view
         bool ok = dash == std::string_view::npos
                       ? number(ranks, lo) && (hi = lo, true)
                       : number(ranks.substr(0, dash), lo) && number(ranks.substr(dash + 1), hi);
+        if (ok && hi >= kMaxRanks)
+            return UserError{where() + "ranks " + quoted(ranks) + " go past rank " +
+                             std::to_string(kMaxRanks - 1) + ": stepmap places at most " +
+                             std::to_string(kMaxRanks) + " processes"};
         if (!ok || hi < lo || lo != next)
-            return UserError{where() + "ranks '" + std::string(ranks) +
-                             "' do not continue the previous lines; with stepmap each line is "
+            return UserError{where() + "ranks " + quoted(ranks) +
+                             " do not continue the previous lines; with stepmap each line is "
                              "an application context and must give the next consecutive ranks "
                              "as N or N-M (here starting at " +
                              std::to_string(next) + ")"};
@@ -53,7 +71,7 @@ Expected<std::vector<int>> multiProgApps(std::string_view text, std::string_view
         next = hi + 1;
     }
     if (apps.empty())
-        return UserError{"--multi-prog file " + std::string(fileName) + " names no program"};
+        return UserError{"--multi-prog file " + escaped(fileName) + " names no program"};
     return apps;
 }
 

@@ -1,6 +1,7 @@
 #include "psi_environment.hpp"
 
 #include "parastation_request.hpp"
+#include "quote.hpp"
 
 namespace stepmap::plugin {
 
@@ -49,7 +50,8 @@ Expected<std::optional<NodePool>> readPool(const EnvironmentValues &env, const F
                              "host name per line, or unset it"};
         auto text = readFile(*chosen);
         if (!text)
-            return UserError{"cannot read PSI_HOSTFILE '" + *chosen + "': " + text.error().message};
+            return UserError{"cannot read PSI_HOSTFILE " + quoted(*chosen) + ": " +
+                             text.error().message};
         pool = parsePsiHostfile(text.value(), *chosen);
     }
     if (!pool)

@@ -66,6 +66,13 @@ TEST(AllocationFromSlurm, RejectsMismatchesAndMalformedValues) {
          "invalid Slurm CPU counts per node '-2(x2)': '-2(x2)' is not N or "
          "N(xR) with N, R >= 1"},
         {"n[1-", "2", "Slurm node list: invalid hostlist 'n[1-': missing ']'"},
+        // Numbers too large say the limit.
+        {"n[1-2]", "99999999999(x2)",
+         "invalid Slurm CPU counts per node '99999999999(x2)': '99999999999(x2)' gives a node "
+         "more than 16777216 CPUs, the most processes stepmap places"},
+        {"n1", "16777217",
+         "invalid Slurm CPU counts per node '16777217': '16777217' gives a node more than "
+         "16777216 CPUs, the most processes stepmap places"},
     };
     for (const ErrorCase &c : cases) {
         const auto result = allocationFromSlurm(c.nodeList, c.cpusPerNode);

@@ -75,8 +75,19 @@ TEST(ParseHostOption, RejectsBadValuesNamingThem) {
                  "yet; name the nodes or use +n<i> for the i-th allocated node"},
         {"+x", "--host '+x': invalid relative host '+x' (expected +n<i>, the i-th allocated node "
                "counting from 0)"},
-        {"a:2147483647,a:1", "--host 'a:2147483647,a:1': host a: the slot counts add up to "
-                             "2147483648, which is too large"},
+        {"a:16777216,a:1", "--host 'a:16777216,a:1': host a: the slot counts add up to "
+                           "16777217, above 16777216, the most processes stepmap places"},
+        // Numbers too large say the limit.
+        {"n1:99999999999999", "--host 'n1:99999999999999': 'n1:99999999999999': the slot count "
+                              "is above 16777216, the most processes stepmap places"},
+        {"n1:16777217", "--host 'n1:16777217': 'n1:16777217': the slot count is above 16777216, "
+                        "the most processes stepmap places"},
+        // Names are counted over the whole list before they are made.
+        {"n[0-999999],m[0-999999]",
+         "--host 'n[0-999999],m[0-999999]': invalid hostlist 'm[0-999999]': with the 1000000 "
+         "names before it, the names come to more than 1048576"},
+        {std::string("a\x1b]0;title\x07"), "--host 'a\\x1b]0;title\\x07': invalid hostlist "
+                                           "'a\\x1b]0;title\\x07': invalid character '\\x1b'"},
     };
     for (const ErrorCase &c : cases) {
         const auto spec = parseHostOption(c.value);

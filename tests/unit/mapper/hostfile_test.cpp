@@ -36,7 +36,8 @@ TEST(ParseHostfile, ParsesLines) {
         {"node03", {entry("node03", kSlurm)}},
         {"  a\tslots=3   # trailing comment\r\n\n\t\nb max_slots=5\n",
          {entry("a", 3), entry("b", kSlurm, 5)}},
-        // A repeated line adds a slot; slots= adds its count.
+        // A repeated line adds a slot to the first line's slots= (only the
+        // first line may give slots=, as in PRRTE).
         {"a\na\n", {entry("a", 2)}},
         {"a slots=2\nb\na\n", {entry("a", 3), entry("b", kSlurm)}},
         {"a max_slots=4\na max_slots=4\n", {entry("a", 2, 4)}},
@@ -89,6 +90,32 @@ TEST(ParseHostfile, RejectsBadLinesNamingFileAndLine) {
                  "not supported yet; name the nodes or use +n<i> for the i-th allocated node"},
         {"max_slots=2 slots=1\n", "hostfile my_hosts, line 1: invalid hostlist 'max_slots=2': "
                                   "invalid character '='"},
+        // PRRTE refuses a second definition of a slot count.
+        {"n1 slots=1\nn1 slots=1\n",
+         "hostfile my_hosts, line 2: host n1 is listed again with slots= (first on line 1): a "
+         "host's slot count is defined once; give slots= on one line, or repeat the host without "
+         "slots= to add one slot per line"},
+        {"n1\n# c\nn[0-2] slots=4\n",
+         "hostfile my_hosts, line 3: host n1 is listed again with slots= (first on line 1): a "
+         "host's slot count is defined once; give slots= on one line, or repeat the host without "
+         "slots= to add one slot per line"},
+        {"n[1,1] slots=2\n",
+         "hostfile my_hosts, line 1: host n1 is listed again with slots= (first on line 1): a "
+         "host's slot count is defined once; give slots= on one line, or repeat the host without "
+         "slots= to add one slot per line"},
+        // Numbers too large say the limit.
+        {"a slots=99999999999\n", "hostfile my_hosts, line 1: 'slots=99999999999': slots is "
+                                  "above 16777216, the most processes stepmap places"},
+        {"a max_slots=16777217\n", "hostfile my_hosts, line 1: 'max_slots=16777217': max_slots "
+                                   "is above 16777216, the most processes stepmap places"},
+        // What the file holds is shown escaped: a NUL no longer cuts the
+        // message, escapes reach no terminal.
+        {std::string("n1\0bad slots=1\n", 15),
+         "hostfile my_hosts, line 1: invalid hostlist 'n1\\x00bad': invalid character '\\x00'"},
+        {"n\x1b[31mred slots=1\n",
+         "hostfile my_hosts, line 1: invalid hostlist 'n\\x1b[31mred': missing ']'"},
+        {"a sl\xffots=1\n", "hostfile my_hosts, line 1: unknown attribute 'sl\\xffots=1' "
+                            "(expected slots=N or max_slots=M)"},
         {"", "hostfile my_hosts: no hosts listed (only blank lines and comments)"},
         {"# only\n\n   # comments\n", "hostfile my_hosts: no hosts listed (only blank lines and "
                                       "comments)"},
@@ -98,6 +125,20 @@ TEST(ParseHostfile, RejectsBadLinesNamingFileAndLine) {
         ASSERT_FALSE(spec.ok()) << c.text;
         EXPECT_EQ(spec.error().message, c.message);
     }
+}
+
+// Lines of large hostlists cost their names: at most 1048576 in all, repeats
+// included, or a 16 MiB file of "n[0-999999]" lines would take hours.
+TEST(ParseHostfile, CountsNamesOverAllLines) {
+    std::string text;
+    for (int i = 0; i < 1000; ++i)
+        text += "n[0-599999]\n";
+    const auto spec = parseHostfile(text, "big");
+    ASSERT_FALSE(spec.ok());
+    EXPECT_EQ(spec.error().message,
+              "hostfile big, line 2: invalid hostlist 'n[0-599999]': with the 600000 names "
+              "before it, the names come to more than 1048576");
+    EXPECT_EQ(parseHostfile("n[0-599999]\nm[0-399999]\n", "big").value().entries.size(), 1000000u);
 }
 
 } // namespace

@@ -78,6 +78,67 @@ TEST(ExpandHostlist, RejectsMalformedExpressions) {
     }
 }
 
+struct LimitCase {
+    std::string expr;
+    HostlistLimits limits;
+    std::string message;
+};
+
+// Each limit is checked before the names are made: these would take
+// gigabytes or minutes if they were expanded first.
+TEST(ExpandHostlist, RefusesWhatWouldPassItsLimitsBeforeExpanding) {
+    const std::string name255(255, 'a');
+    const std::string name200(200, 'a');
+    const std::vector<LimitCase> cases = {
+        {"n[0-999999999]",
+         {},
+         "invalid hostlist 'n[0-999999999]': it expands to more than 1048576 names"},
+        {"n[0-999999],n[0-999999]",
+         {},
+         "invalid hostlist 'n[0-999999],n[0-999999]': it expands to more than 1048576 names"},
+        {"n[0-999][0-999][0-999]",
+         {},
+         "invalid hostlist 'n[0-999][0-999][0-999]': it expands to more than 1048576 names"},
+        {"n[0-99999,0-999999]",
+         {},
+         "invalid hostlist 'n[0-99999,0-999999]': it expands to more than 1048576 names"},
+        {"n[1-5]", {.maxNames = 4}, "invalid hostlist 'n[1-5]': it expands to more than 4 names"},
+        {"n[1-3]",
+         {.maxNames = 4, .namesSoFar = 2},
+         "invalid hostlist 'n[1-3]': with the 2 names before it, the names come to more than 4"},
+        {name255 + "b",
+         {},
+         "invalid hostlist '" + name255.substr(0, 100) + "...': the host name '" +
+             name255.substr(0, 40) + "...' is longer than 255 characters"},
+        {name255.substr(0, 250) + "[1-100000]",
+         {},
+         "invalid hostlist '" + name255.substr(0, 100) + "...': the host name '" +
+             name255.substr(0, 40) + "...' is longer than 255 characters"},
+        {"n[1-3]",
+         {.maxNameLength = 1},
+         "invalid hostlist 'n[1-3]': the host name 'n[1-3]' is longer than 1 characters"},
+        {name200 + "[0-999][0-999]",
+         {},
+         "invalid hostlist '" + name200.substr(0, 100) +
+             "...': its names together are longer than 33554432 characters"},
+        {"n\x1b[31m", {}, "invalid hostlist 'n\\x1b[31m': missing ']'"},
+        {std::string("n\0x", 3), {}, "invalid hostlist 'n\\x00x': invalid character '\\x00'"},
+    };
+    for (const LimitCase &c : cases) {
+        const auto names = expandHostlist(c.expr, c.limits);
+        ASSERT_FALSE(names.ok()) << c.expr;
+        EXPECT_EQ(names.error().message, c.message) << c.expr;
+    }
+}
+
+TEST(ExpandHostlist, ExpandsUpToItsLimits) {
+    EXPECT_EQ(expandHostlist("n[1-4]", {.maxNames = 4}).value().size(), 4u);
+    EXPECT_EQ(expandHostlist("n[1-2]", {.maxNames = 4, .namesSoFar = 2}).value().size(), 2u);
+    const std::string name255(255, 'a');
+    EXPECT_EQ(expandHostlist(name255).value(), Names{name255});
+    EXPECT_EQ(expandHostlist("n[0-1048575]").value().size(), 1048576u);
+}
+
 struct CompressCase {
     Names names;
     std::string expr;

@@ -151,6 +151,19 @@ TEST(ParseMapBy, RejectsUnknownAndUnsupportedValues) {
         {"slot:PE=0", "--map-by 'slot:PE=0': modifier 'PE=0' needs PE=n with n a positive "
                       "number"},
         {"slot:PE", "--map-by 'slot:PE': modifier 'PE' needs PE=n with n a positive number"},
+        // Numbers too large say the limit.
+        {"slot:PE=99999999999", "--map-by 'slot:PE=99999999999': modifier 'PE=99999999999': PE "
+                                "is above 65536, the most CPUs stepmap takes for a node"},
+        {"slot:PE=65537", "--map-by 'slot:PE=65537': modifier 'PE=65537': PE is above 65536, "
+                          "the most CPUs stepmap takes for a node"},
+        {"device=gpu:NDEV=99999999999",
+         "--map-by 'device=gpu:NDEV=99999999999': modifier 'NDEV=99999999999': NDEV is above "
+         "65536, the most CPUs stepmap takes for a node"},
+        {"ppr:99999999999:node", "--map-by 'ppr:99999999999:node': the ppr count '99999999999' "
+                                 "is above 16777216, the most processes stepmap places"},
+        {"ppr:1000000000:node:OVERSUBSCRIBE",
+         "--map-by 'ppr:1000000000:node:OVERSUBSCRIBE': the ppr count '1000000000' is above "
+         "16777216, the most processes stepmap places"},
         {"slot:SPAN=1", "--map-by 'slot:SPAN=1': modifier 'SPAN=1' takes no value (write SPAN)"},
         {"slot:NDEV=2", "--map-by 'slot:NDEV=2': NDEV describes how devices are handed out, so "
                         "it needs --map-by device=CLASS (e.g. device=gpu)"},

@@ -62,7 +62,10 @@ TEST(SlurmNodeModel, HoldsOnlyTheJobsCpusWithMachineIndices) {
 TEST(SlurmNodeModel, RefusesBadShapesAndIds) {
     EXPECT_EQ(buildSlurmNodeModel(SlurmNodeShape{0, 4, 1, 1}, {}).error().message,
               "Slurm node shape 0 sockets x 4 cores x 1 threads (1 NUMA per socket): every count "
-              "must be at least 1 and the node at most 1048576 CPUs");
+              "must be at least 1 and the node at most 65536 CPUs");
+    EXPECT_EQ(buildSlurmNodeModel(SlurmNodeShape{1024, 1024, 1, 1}, {}).error().message,
+              "Slurm node shape 1024 sockets x 1024 cores x 1 threads (1 NUMA per socket): "
+              "every count must be at least 1 and the node at most 65536 CPUs");
     EXPECT_EQ(buildSlurmNodeModel(SlurmNodeShape{1, 6, 1, 4}, {}).error().message,
               "Slurm node shape: 4 NUMA domains per socket do not divide 6 cores per socket "
               "evenly");
@@ -115,6 +118,27 @@ TEST(CpuIdLists, ParseAndFormat) {
     EXPECT_EQ(formatIdList({}), "");
 }
 
+// Ids and counts are checked before anything is expanded: each of these
+// would otherwise allocate gigabytes.
+TEST(CpuIdLists, RefuseWhatPassesTheLimitsBeforeExpanding) {
+    EXPECT_EQ(parseCpuIdList("0-4294967295").error().message,
+              "CPU list '0-4294967295': CPU id 4294967295 is above 16777216, the highest "
+              "accepted");
+    EXPECT_EQ(parseCpuIdList("0-4294967296").error().message,
+              "CPU list '0-4294967296': '0-4294967296' is not N or N-M (e.g. 0-3,8)");
+    const IdListLimits small{.maxId = 63, .maxCount = 64};
+    EXPECT_EQ(parseCpuIdList("0-63", small).value().size(), 64u);
+    EXPECT_EQ(parseCpuIdList("0-64", small).error().message,
+              "CPU list '0-64': CPU id 64 is above 63, the highest accepted");
+    EXPECT_EQ(parseCpuIdList("0-63,0", small).error().message,
+              "CPU list '0-63,0' names more than 64 CPUs");
+    std::string repeated = "0-16777215";
+    for (int i = 0; i < 100; ++i)
+        repeated += ",0-16777215";
+    EXPECT_EQ(parseCpuIdList(repeated).error().message,
+              "CPU list '" + repeated.substr(0, 100) + "...' names more than 16777216 CPUs");
+}
+
 TEST(CpuLists, ResolveAgainstTheModel) {
     // 2 packages x 2 cores x 2 hwthreads, the job holding cores 0, 1 and 3.
     const auto built = buildSlurmNodeModel(SlurmNodeShape{2, 2, 2, 1}, {0, 1, 2, 3, 6, 7});
@@ -143,6 +167,16 @@ TEST(CpuLists, ResolveAgainstTheModel) {
               "CPU list 'P2': there is no package 2 (the node has 2)");
     EXPECT_EQ(detail::resolveSlotList("P0:2", m, false).error().message,
               "CPU list 'P0:2': package 0 has no core 2 (it has 2)");
+    // Counted before expanding: a rankfile's slot= or a pe-list naming more
+    // CPUs than a node can have (this one 16M ids 40 times over).
+    std::string many = "0-16777215";
+    for (int i = 0; i < 39; ++i)
+        many += ",0-16777215";
+    EXPECT_EQ(detail::resolveSlotList(many, m, false).error().message,
+              "CPU list '" + many.substr(0, 100) +
+                  "...' names more than 65536 CPUs, the most stepmap takes for a node");
+    EXPECT_EQ(detail::resolveSlotList("P0:0-99999", m, false).error().message,
+              "CPU list 'P0:0-99999': cores '0-99999' of package 0 are not a list of N or N-M");
 }
 
 TEST(Rankfile, ParsesLinesAndComments) {
@@ -167,6 +201,16 @@ TEST(Rankfile, RefusesWithFileAndLine) {
               "rankfile rf, line 1: expected 'rank N=HOST [slot=LIST]', got 'rank 0=n1 slot'");
     EXPECT_EQ(parseRankfile("# nothing\n", "rf").error().message,
               "rankfile rf assigns no rank (expected lines 'rank N=HOST [slot=LIST]')");
+    // What the file holds is shown escaped and cut.
+    EXPECT_EQ(parseRankfile(std::string("rank 0 \0\x1b[1m\n", 13), "rf").error().message,
+              "rankfile rf, line 1: expected 'rank N=HOST [slot=LIST]', got 'rank 0 "
+              "\\x00\\x1b[1m'");
+    EXPECT_EQ(parseRankfile("rank 0=\xff\nrank 0=n2\n", "r\nf").error().message,
+              "rankfile r\\nf, line 2: rank 0 is assigned twice (first as \\xff); give each "
+              "rank one line");
+    EXPECT_EQ(parseRankfile("rank 0 " + std::string(5000, 'x') + "\n", "rf").error().message,
+              "rankfile rf, line 1: expected 'rank N=HOST [slot=LIST]', got 'rank 0 " +
+                  std::string(93, 'x') + "...'");
 }
 
 TEST(SequenceFile, OneHostPerRank) {
@@ -178,6 +222,9 @@ TEST(SequenceFile, OneHostPerRank) {
               "hostfile's slots= does not apply to --map-by seq)");
     EXPECT_EQ(parseSequenceFile("\n#x\n", "seq").error().message,
               "sequence file seq names no host (one host per rank, in rank order)");
+    EXPECT_EQ(parseSequenceFile(std::string("n1\n\0=\x07\n", 7), "seq").error().message,
+              "sequence file seq, line 2: '\\x00=\\x07' is not 'HOST [CPUS]' (one host per "
+              "rank; a hostfile's slots= does not apply to --map-by seq)");
 }
 
 } // namespace

@@ -91,6 +91,12 @@ TEST(ParseThreadsPerProcess, RejectsBadCounts) {
          {"-2", "PSI_TPP '-2': expected a positive number of hardware threads per process, "
                 "e.g. PSI_TPP=2"}},
         {"--tpp", {"65536", "--tpp '65536': at most 65535 hardware threads per process"}},
+        {"--tpp",
+         {"99999999999", "--tpp '99999999999': at most 65535 hardware threads per "
+                         "process"}},
+        {"PSI_TPP",
+         {"2147483648", "PSI_TPP '2147483648': at most 65535 hardware threads per "
+                        "process"}},
     };
     for (const auto &[source, c] : cases) {
         const auto parsed = parseThreadsPerProcess(c.value, source);
@@ -142,7 +148,8 @@ TEST(ParsePsiNodes, RejectsMalformedLists) {
         {"1-2-3", "PSI_NODES '1-2-3': '1-2-3' is not a node index or range" + expected},
         {"0 1", "PSI_NODES '0 1': '0 1' is not a node index or range" + expected},
         {"20-17", "PSI_NODES '20-17': range '20-17' ends before it starts (write it as 17-20)"},
-        {"0-2000000", "PSI_NODES '0-2000000': '0-2000000' is not a node index or range" + expected},
+        {"0-2000000", "PSI_NODES '0-2000000': '0-2000000': node indices go up to 1048576"},
+        {"99999999999", "PSI_NODES '99999999999': '99999999999': node indices go up to 1048576"},
     };
     for (const ErrorCase &c : cases) {
         const auto pool = parsePsiNodes(c.value);
@@ -174,6 +181,9 @@ TEST(ParsePsiHostfile, OneNamePerLineRepeatsKept) {
         {"n1\nn2 n3\n", "PSI_HOSTFILE hosts.txt, line 2: 'n2 n3' names more than one host "
                         "(write one host name per line; list a node k times to run k "
                         "processes there)"},
+        {std::string("n1\0 \x1b[2J\n", 8),
+         "PSI_HOSTFILE hosts.txt, line 1: 'n1\\x00 \\x1b[2J' names more than one host (write "
+         "one host name per line; list a node k times to run k processes there)"},
         {"", "PSI_HOSTFILE hosts.txt: no host names (expected one host name per line)"},
         {"# none\n\n", "PSI_HOSTFILE hosts.txt: no host names (expected one host name per "
                        "line)"},
@@ -559,6 +569,12 @@ TEST(ParaStationPlacement, NodePools) {
          {},
          kNotInAllocation + "n9,n8\n\nVerify that you have mapped the allocated resources "
                             "properly using the PSI_HOSTS specification."},
+        {"many PSI_HOSTS outside the allocation: the first few and a count",
+         kFourByTwo,
+         {.parastation = pool(parsePsiHosts("m1 m2 m3 m4 m5 m6 m7 n1 m6"))},
+         {},
+         kNotInAllocation + "m1,m2,m3,m4,m5 and 2 more\n\nVerify that you have mapped the "
+                            "allocated resources properly using the PSI_HOSTS specification."},
         {"PSI_HOSTFILE outside the allocation",
          kFourByTwo,
          {.parastation = pool(parsePsiHostfile("n5\n", "hf"))},

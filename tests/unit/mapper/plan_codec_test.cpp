@@ -166,6 +166,121 @@ TEST(DecodePlan, RejectsMalformedInput) {
     }
 }
 
+struct LimitCase {
+    std::string name;
+    std::string text;
+    PlanLimits limits;
+    std::string message;
+};
+
+std::string repeatJoined(const std::string &item, int count, char separator) {
+    std::string out = item;
+    for (int i = 1; i < count; ++i)
+        out += separator + item;
+    return out;
+}
+
+// The plans of issue 7 that cost gigabytes and minutes to decode, and the
+// like for every dimension: all are refused before anything is expanded.
+TEST(DecodePlan, RefusesWhatPassesItsLimitsBeforeExpanding) {
+    const std::string p = "invalid stepmap plan: ";
+    const std::string long1000(1000, 'a');
+    const std::string long200(200, 'a');
+    const PlanLimits step{.maxRanks = 8, .maxNodes = 4};
+    const std::vector<LimitCase> cases = {
+        {"62 bytes of CPU lists (515 MiB before)",
+         "SM2;n1;1;-;0;0;0;0-16777215/0-16777215/0-16777215/0-16777215;0",
+         {},
+         p + "CPU set '0-16777215': CPU list '0-16777215': CPU id 16777215 is above 65535, the "
+             "highest accepted"},
+        {"a CPU list to 2^32",
+         "SM2;n1;1;-;0;0;0;0-4294967295;1",
+         {},
+         p + "CPU set '0-4294967295': CPU list '0-4294967295': CPU id 4294967295 is above "
+             "65535, the highest accepted"},
+        {"one CPU set repeating its ids",
+         "SM2;n1;1;-;0;0;0;" + repeatJoined("0-65535", 3, ',') + ";1",
+         {},
+         p + "CPU set '0-65535,0-65535,0-65535': CPU list '0-65535,0-65535,0-65535' names more "
+             "than 65536 CPUs"},
+        {"CPU sets adding up",
+         "SM2;n1;1;-;0;0;0;" + repeatJoined("0-65535", 65, '/') + ";1",
+         {},
+         p + "the CPU sets hold more than 4194304 CPU ids together"},
+        {"an OS list beyond the logical one",
+         "SM2;n1;1;-;0;0;0;0@0-9999999;1",
+         {},
+         p + "CPU set '0@0-9999999': CPU list '0-9999999': CPU id 9999999 is above 65535, the "
+             "highest accepted"},
+        {"1 KiB host names (2 GiB before)",
+         "SM1;" + long1000 + "[0-999][0-999];1;-;0;0",
+         {},
+         p + "node list: invalid hostlist '" + long1000.substr(0, 100) + "...': the host name '" +
+             long1000.substr(0, 40) + "...' is longer than 255 characters"},
+        {"names adding up",
+         "SM1;" + long200 + "[0-999][0-999];1;-;0;0",
+         {},
+         p + "node list: invalid hostlist '" + long200.substr(0, 100) +
+             "...': its names together are longer than 33554432 characters"},
+        {"a billion nodes",
+         "SM1;n[0-999999999];1;-;0;0",
+         {},
+         p + "node list: invalid hostlist 'n[0-999999999]': it expands to more than 1048576 "
+             "names"},
+        {"more than 128 KiB of text",
+         "SM1;n1;1;-;0;" + repeatJoined("0", 65537, ','),
+         {},
+         p + "it is 131086 bytes long, more than 131072"},
+        {"the step's node count",
+         "SM2;n[0-1048575];1*1048576;-*1048576;0;0-1048575*16;"
+         "0*16777216;0;1*16777216",
+         step, p + "node list: invalid hostlist 'n[0-1048575]': it expands to more than 4 names"},
+        {"the step's task count", "SM1;n[1-4];4*4;-*4;0;0-3*4", step,
+         p + "ranks: more than 8 ranks"},
+        {"16M ranks for a small step", "SM1;n1;1;-;0;0*16777216", step,
+         p + "ranks: more than 8 ranks"},
+        {"a short node name limit",
+         "SM1;node1;1;-;0;0",
+         {.maxNodeNameLength = 4},
+         p + "node list: invalid hostlist 'node1': the host name 'node1' is longer than 4 "
+             "characters"},
+        {"more applications than ranks",
+         "SM2;n1;1;-;0;0;0*2;;0",
+         {},
+         p + "application indices: more than 1 ranks"},
+        {"control characters are escaped",
+         std::string("SM1;n\x01\n;1;-;0;0", 15),
+         {},
+         p + "node list: invalid hostlist 'n\\x01\\n': invalid character '\\x01'"},
+    };
+    for (const LimitCase &c : cases) {
+        SCOPED_TRACE(c.name);
+        const auto plan = decodePlan(c.text, c.limits);
+        ASSERT_FALSE(plan.ok()) << c.text.substr(0, 200);
+        EXPECT_EQ(plan.error().message, c.message);
+    }
+}
+
+// Limits as slurmstepd passes them (the step's own counts) accept the plan
+// srun made for that step, and refuse it one short.
+TEST(DecodePlan, AcceptsAPlanWithinTheStepsCounts) {
+    const LaunchPlan plan = planFor(kFourByTwo, {.np = 7, .map = mapBy("node")});
+    const std::string text = encodePlan(plan);
+    const auto back = decodePlan(text, {.maxRanks = 7, .maxNodes = 4});
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back.value(), plan);
+    EXPECT_FALSE(decodePlan(text, {.maxRanks = 6, .maxNodes = 4}).ok());
+    EXPECT_FALSE(decodePlan(text, {.maxRanks = 7, .maxNodes = 3}).ok());
+    EXPECT_FALSE(decodePlan(text, {.maxTextBytes = text.size() - 1}).ok());
+    EXPECT_TRUE(decodePlan(text, {.maxTextBytes = text.size()}).ok());
+    // Bound plans: the highest CPU id.
+    const std::string bound = "SM2;n1;1;-;0;0;0;0-3@4-7;1";
+    EXPECT_TRUE(decodePlan(bound, {.maxCpuId = 7}).ok());
+    EXPECT_FALSE(decodePlan(bound, {.maxCpuId = 6}).ok());
+    EXPECT_TRUE(decodePlan(bound, {.maxCpuSetIds = 4}).ok());
+    EXPECT_FALSE(decodePlan(bound, {.maxCpuSetIds = 3}).ok());
+}
+
 // Mutated encodings (fixed seed) either decode to a plan that survives a
 // second round trip or fail with an error; none crashes (run under the
 // sanitizers to check for undefined behaviour).

@@ -115,6 +115,12 @@ TEST(PlannerScale, MapByCoreBindToCoreWithNodeModels) {
     ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(back.value(), plan.value());
     EXPECT_LT(elapsed, 30.0);
+    // As slurmstepd decodes it: within the step's own task and node counts.
+    const auto inStep = decodePlan(text, {.maxRanks = kRanks, .maxNodes = kNodes});
+    ASSERT_TRUE(inStep.ok()) << inStep.error().message;
+    EXPECT_EQ(inStep.value(), plan.value());
+    EXPECT_EQ(decodePlan(text, {.maxRanks = kRanks - 1, .maxNodes = kNodes}).error().message,
+              "invalid stepmap plan: ranks: more than 1048575 ranks");
 }
 
 } // namespace

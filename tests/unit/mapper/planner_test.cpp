@@ -270,6 +270,24 @@ TEST(MakePlan, ReturnsUserErrors) {
          "--overbook cannot be combined with --map-by node: --overbook places consecutive ranks "
          "on each node. Use --map-by node:OVERSUBSCRIBE to keep round-robin placement past the "
          "slots, or drop --map-by node."},
+        {"--overbook with map-by node:OVERSUBSCRIBE",
+         n12,
+         {.map = mapBy("node:OVERSUBSCRIBE"), .overbook = true},
+         "--overbook cannot be combined with --map-by node: --overbook places consecutive ranks "
+         "on each node, while --map-by node:OVERSUBSCRIBE already keeps round-robin placement "
+         "past the slots. Drop --overbook."},
+        {"many hosts not allocated: the first few and a count",
+         n12,
+         {.host = host("n1,m[1-100000]")},
+         "Some of the requested hosts are not included in the current allocation.\n"
+         "The requested hosts were:\n  m1,m2,m3,m4,m5 and 99995 more\n\nVerify that you have "
+         "mapped the allocated resources properly using the --host or --hostfile "
+         "specification."},
+        {"ppr past the process limit, refused before placing",
+         n12,
+         {.map = mapBy("ppr:16000000:node:OVERSUBSCRIBE")},
+         "--map-by ppr:16000000:node: the pattern asks for more than 16777216 processes on the 2 "
+         "nodes; stepmap places at most 16777216. Lower N, or give -n."},
         {"--overbook with NOOVERSUBSCRIBE",
          n12,
          {.map = mapBy(":NOOVERSUBSCRIBE"), .overbook = true},
@@ -295,6 +313,27 @@ TEST(MakePlan, ReturnsUserErrors) {
         ASSERT_FALSE(plan.ok());
         EXPECT_EQ(plan.error().message, c.message);
     }
+}
+
+struct CountCase {
+    std::string value;
+    std::string message;
+};
+
+TEST(ParseProcessCount, SaysTheLimitForNumbersTooLarge) {
+    EXPECT_EQ(parseProcessCount("8").value(), 8);
+    EXPECT_EQ(parseProcessCount("16777216").value(), kMaxRanks);
+    const std::vector<CountCase> cases = {
+        {"2147483648", "process count '2147483648': stepmap places at most 16777216 processes"},
+        {"99999999999999999999999", "process count '99999999999999999999999': stepmap places at "
+                                    "most 16777216 processes"},
+        {"16777217", "process count '16777217': stepmap places at most 16777216 processes"},
+        {"0", "process count '0': expected a positive number, e.g. -n 8"},
+        {"-1", "process count '-1': expected a positive number, e.g. -n 8"},
+        {"eight", "process count 'eight': expected a positive number, e.g. -n 8"},
+    };
+    for (const CountCase &c : cases)
+        EXPECT_EQ(parseProcessCount(c.value).error().message, c.message);
 }
 
 } // namespace

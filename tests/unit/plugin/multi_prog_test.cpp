@@ -31,6 +31,18 @@ TEST(MultiProg, OtherLayoutsAreRefusedNamingTheLine) {
                            "starting at 0)"},
              {"0-1\n", "--multi-prog file mp.conf, line 1: expected 'RANKS PROGRAM [ARGS]'"},
              {"# nothing\n", "--multi-prog file mp.conf names no program"},
+             // Numbers too large say the limit.
+             {"0-99999999999 ./a\n",
+              "--multi-prog file mp.conf, line 1: ranks '0-99999999999' go past rank 16777215: "
+              "stepmap places at most 16777216 processes"},
+             {"0 ./a\n1-99999999999999999999999 ./b\n",
+              "--multi-prog file mp.conf, line 2: ranks '1-99999999999999999999999' go past rank "
+              "16777215: stepmap places at most 16777216 processes"},
+             // What the file holds is shown escaped.
+             {"\x1b[2J ./a\n", "--multi-prog file mp.conf, line 1: ranks '\\x1b[2J' do not "
+                               "continue the previous lines; with stepmap each line is an "
+                               "application context and must give the next consecutive ranks "
+                               "as N or N-M (here starting at 0)"},
          }) {
         auto apps = multiProgApps(tc.text, "mp.conf");
         ASSERT_FALSE(apps) << tc.text;
