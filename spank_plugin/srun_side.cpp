@@ -10,8 +10,10 @@
 #include "planner.hpp"
 #include "plugin_log.hpp"
 #include "psi_environment.hpp"
+#include "quote.hpp"
 #include "rankfile.hpp"
 #include "srun_command_line.hpp"
+#include "user_file.hpp"
 #include "wire/secret.hpp"
 
 #include <netdb.h>
@@ -68,12 +70,11 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
 
 Expected<std::string> readHostfile(const std::string &path) {
     // srun runs as the user: the file is opened with the user's rights.
-    std::ifstream in(path);
-    if (!in)
-        return UserError{"cannot read --hostfile '" + path + "': " + std::strerror(errno)};
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    // At most kMaxUserFileBytes (a FIFO or /dev/zero ends there).
+    auto text = readBoundedFile(path);
+    if (!text)
+        return UserError{"cannot read --hostfile " + quoted(path) + ": " + text.error().message};
+    return text;
 }
 
 // The PSI_* variables (and OMP_NUM_THREADS) that are set.
@@ -89,12 +90,7 @@ EnvironmentValues psiEnvironment() {
 // PSI_HOSTFILE, read with the user's rights (srun runs as the user); the
 // error is the reason alone.
 Expected<std::string> readUserFile(const std::string &path) {
-    std::ifstream in(path);
-    if (!in)
-        return UserError{std::strerror(errno)};
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return readBoundedFile(path);
 }
 
 struct NodeTableFree {

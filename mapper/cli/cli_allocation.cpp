@@ -15,6 +15,8 @@
 #include "host_list.hpp"
 #include "hostlist.hpp"
 #include "node_model.hpp"
+#include "quote.hpp"
+#include "user_file.hpp"
 
 extern char **environ;
 
@@ -38,17 +40,17 @@ Expected<CliAllocation> fromAllocationFile(const std::string &path) {
     if (!spec)
         return UserError{"--allocation: " + spec.error().message};
     if (spec->exclude || spec->entries.empty())
-        return UserError{"--allocation '" + path +
-                         "' lists no nodes; write one \"name slots=N\" line per node"};
+        return UserError{"--allocation " + quoted(path) +
+                         " lists no nodes; write one \"name slots=N\" line per node"};
     CliAllocation out;
     for (const HostEntry &entry : spec->entries) {
         if (entry.maxSlots)
-            return UserError{"--allocation '" + path + "': node " + entry.name +
+            return UserError{"--allocation " + quoted(path) + ": node " + entry.name +
                              " has max_slots, which an allocation cannot carry; give max_slots "
                              "in a --hostfile instead"};
         if (entry.name.rfind("+n", 0) == 0)
-            return UserError{"--allocation '" + path + "': '" + entry.name +
-                             "' is relative; an allocation names its nodes"};
+            return UserError{"--allocation " + quoted(path) + ": " + quoted(entry.name) +
+                             " is relative; an allocation names its nodes"};
         out.allocation.nodes.push_back(AllocatedNode{entry.name, entry.slots.value_or(1), {}});
         out.slotsGiven.push_back(entry.slots.has_value());
     }
@@ -79,25 +81,21 @@ Expected<std::string> runScontrol(const std::string &jobId) {
                          "); --job needs Slurm's scontrol in PATH - otherwise describe the "
                          "allocation with --nodes/--cpus or --allocation"};
     }
-    std::string output;
-    char buffer[4096];
-    for (;;) {
-        const ssize_t got = read(fds[0], buffer, sizeof buffer);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        output.append(buffer, static_cast<std::size_t>(got));
-    }
+    auto printed = readBoundedDescriptor(fds[0]);
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (!printed)
+        return UserError{"--job " + jobId +
+                         ": cannot read what scontrol printed: " + printed.error().message};
+    std::string output = std::move(printed.value());
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         while (!output.empty() && (output.back() == '\n' || output.back() == ' '))
             output.pop_back();
-        return UserError{"--job " + jobId + ": scontrol show job -d " + jobId + " failed: " +
-                         (output.empty() ? "no output" : output) + "; check the job id"};
+        return UserError{"--job " + jobId + ": scontrol show job -d " + jobId +
+                         " failed: " + (output.empty() ? "no output" : escaped(output, 300)) +
+                         "; check the job id"};
     }
     return output;
 }
@@ -134,26 +132,29 @@ Expected<CliAllocation> parseScontrolJob(std::string_view text, std::string_view
             continue;
         auto names = expandHostlist(*nodes);
         if (!names)
-            return UserError{job + ": scontrol's Nodes=" + *nodes + ": " + names.error().message};
+            return UserError{job + ": scontrol's Nodes=" + escaped(*nodes) + ": " +
+                             names.error().message};
         auto ids = parseCpuIdList(*cpus);
         if (!ids)
-            return UserError{job + ": scontrol's CPU_IDs=" + *cpus + ": " + ids.error().message};
+            return UserError{job + ": scontrol's CPU_IDs=" + escaped(*cpus) + ": " +
+                             ids.error().message};
         for (const std::string &name : names.value())
             idsOf[name] = ids.value();
     }
     if (!nodeList || nodeList->empty() || *nodeList == "(null)")
-        return UserError{job + " has no nodes (JobState=" + state +
+        return UserError{job + " has no nodes (JobState=" + escaped(state) +
                          "); wait until it runs, or describe the allocation with --nodes/--cpus"};
     auto names = expandHostlist(*nodeList);
     if (!names)
-        return UserError{job + ": scontrol's NodeList=" + *nodeList + ": " + names.error().message};
+        return UserError{job + ": scontrol's NodeList=" + escaped(*nodeList) + ": " +
+                         names.error().message};
     CliAllocation out;
     out.jobId = std::string(jobId);
     for (const std::string &name : names.value()) {
         auto it = idsOf.find(name);
         if (it == idsOf.end() || it->second.empty())
             return UserError{job + ": scontrol shows no CPU_IDs for node " + name +
-                             " (JobState=" + state + "); the job must be running"};
+                             " (JobState=" + escaped(state) + "); the job must be running"};
         out.allocation.nodes.push_back(
             AllocatedNode{name, static_cast<int>(it->second.size()), {}});
         out.cpuIds.emplace_back(it->second);
@@ -181,7 +182,7 @@ Expected<CliAllocation> loadAllocation(const CliOptions &options) {
     if (options.job) {
         const std::string &id = *options.job;
         if (id.empty() || id.find_first_not_of("0123456789_") != std::string::npos)
-            return UserError{"--job '" + id + "': not a job id (digits, e.g. --job 1234)"};
+            return UserError{"--job " + quoted(id) + ": not a job id (digits, e.g. --job 1234)"};
         auto text = runScontrol(id);
         if (!text)
             return text.error();

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "quote.hpp"
+
 namespace stepmap::cli {
 
 namespace {
@@ -58,7 +60,7 @@ Expected<bool> setOutput(CliOptions &options, const std::string &value) {
     else if (value == "json")
         options.output = OutputFormat::Json;
     else
-        return UserError{"--output '" + value + "': unknown format (accepted: map, json)"};
+        return UserError{"--output " + quoted(value) + ": unknown format (accepted: map, json)"};
     return true;
 }
 
@@ -70,9 +72,27 @@ Expected<bool> setBindings(CliOptions &options, const std::string &value) {
     else if (value == "mask")
         options.bindings = BoundStyle::Mask;
     else
-        return UserError{"--bindings '" + value +
-                         "': unknown style (accepted: prrte, logical, mask)"};
+        return UserError{"--bindings " + quoted(value) +
+                         ": unknown style (accepted: prrte, logical, mask)"};
     return true;
+}
+
+// With ':' every application context must say something: there is no
+// program to mark one, so "-n 1 :" or ": :" is a slip, not a request.
+std::optional<UserError> checkAppsGiven(const std::vector<CliApp> &apps) {
+    if (apps.size() < 2)
+        return std::nullopt;
+    for (std::size_t i = 0; i < apps.size(); ++i) {
+        const CliApp &app = apps[i];
+        if (app.np || app.mapBy || app.rankBy || app.bindTo)
+            continue;
+        const std::string where = i == 0 ? "nothing before the first ':'"
+                                         : "nothing after ':' number " + std::to_string(i);
+        return UserError{"application context " + std::to_string(i) + " is empty (" + where +
+                         "): give each context at least -n N (e.g. -n 2 : -n 3), or remove the "
+                         "extra ':'"};
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -100,11 +120,12 @@ Expected<CliOptions> parseCommandLine(const std::vector<std::string> &args) {
         }
         const OptionSpec *spec = findOption(name);
         if (!spec)
-            return UserError{"unknown argument '" + arg +
-                             "' (stepmap-plan runs nothing: give options only; see --help)"};
+            return UserError{"unknown argument " + quoted(arg) +
+                             " (stepmap-plan runs nothing: give options only; see --help)"};
         if (spec->kind == Kind::Flag) {
             if (inlineValue)
-                return UserError{std::string(spec->name) + " takes no value (got '" + arg + "')"};
+                return UserError{std::string(spec->name) + " takes no value (got " + quoted(arg) +
+                                 ")"};
             if (spec->flag)
                 options.*(spec->flag) = true;
             continue;
@@ -140,6 +161,8 @@ Expected<CliOptions> parseCommandLine(const std::vector<std::string> &args) {
                 return set.error();
         }
     }
+    if (auto error = checkAppsGiven(options.apps))
+        return *error;
     return options;
 }
 

@@ -4,6 +4,7 @@
 #include "host_list.hpp"
 #include "map_policy.hpp"
 #include "parastation_request.hpp"
+#include "quote.hpp"
 #include "rankfile.hpp"
 
 namespace stepmap::cli {
@@ -16,7 +17,7 @@ UserError named(const std::string &where, const std::string &option, const std::
                 const UserError &error) {
     if (error.message.rfind(option, 0) == 0)
         return UserError{where + error.message};
-    return UserError{where + option + " " + value + ": " + error.message};
+    return UserError{where + option + " " + escaped(value) + ": " + error.message};
 }
 
 // The directives of one application context, parsed; the sequence or
@@ -47,9 +48,9 @@ Expected<ParsedApp> parseApp(const CliApp &app, const std::optional<std::string>
         if (map->by == MapBy::Seq || map->by == MapBy::Rankfile) {
             const std::string path = !map->file.empty() ? map->file : hostfile.value_or("");
             if (path.empty())
-                return UserError{where + "--map-by " + *app.mapBy +
+                return UserError{where + "--map-by " + escaped(*app.mapBy) +
                                  " needs a file: add :FILE=path (or give --hostfile)"};
-            auto text = readTextFile(path, "--map-by " + *app.mapBy + " file");
+            auto text = readTextFile(path, "--map-by " + escaped(*app.mapBy) + " file");
             if (!text)
                 return UserError{where + text.error().message};
             if (map->by == MapBy::Seq) {
@@ -131,7 +132,7 @@ Expected<PlanRequest> buildRequest(const CliOptions &options) {
             return sort.error();
         ps.nodesSort = sort.value();
         if (needsNodeFigures(ps.nodesSort))
-            return UserError{"--nodes-sort " + *options.nodesSort +
+            return UserError{"--nodes-sort " + escaped(*options.nodesSort) +
                              ": sorting by load or processes needs Slurm's node table, which "
                              "stepmap-plan does not read; use --nodes-sort NONE (or leave it out)"};
     }

@@ -16,16 +16,18 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 
 EXE = sys.argv[1]
 PRRTE = sys.argv[2] if len(sys.argv) > 2 else "/work/shared/conformance/prrte-offline"
 failures = []
 
 
-def run(args, env=None):
+def run(args, env=None, timeout=60):
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     full_env.update(env or {})
-    return subprocess.run([EXE] + args, capture_output=True, text=True, env=full_env, timeout=60)
+    return subprocess.run([EXE] + args, capture_output=True, text=True, env=full_env,
+                          timeout=timeout, errors="backslashreplace")
 
 
 def check(name, ok, detail=""):
@@ -63,12 +65,17 @@ def ranks_json(args, env=None):
     return json.loads(res.stdout)["ranks"], res
 
 
-def refused(name, args, message, status=None):
-    res = run(args)
+def refused(name, args, message, status=None, timeout=60):
+    try:
+        res = run(args, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        check(name, False, "still running after %d s" % timeout)
+        return
     ok = res.returncode != 0 and res.stderr.startswith("stepmap-plan: ") and message in res.stderr
     if status is not None:
         ok = ok and res.returncode == status
-    check(name, ok, "rc %d, stderr: %s" % (res.returncode, res.stderr))
+    check(name, ok, "rc %d, stderr: %s" % (res.returncode, res.stderr[:2000]))
+    return res
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -171,6 +178,108 @@ OUT
           res.stdout + res.stderr)
     res = run(["--job", "43"], path_env)
     check("--job unknown id", res.returncode == 2 and "Invalid job id" in res.stderr, res.stderr)
+
+    # Bounded, clear inputs (issue 7). Endless files stop at the 16 MiB cap.
+    nodes = ["--nodes", "n[1-2]", "--cpus", "2(x2)"]
+    too_large = "is larger than 16 MiB, the most stepmap reads of a file"
+    for option, args in [
+            ("--hostfile /dev/zero", nodes + ["--hostfile", "/dev/zero"]),
+            ("--hostfile /dev/urandom", nodes + ["--hostfile", "/dev/urandom"]),
+            ("--allocation /dev/zero", ["--allocation", "/dev/zero"]),
+            ("seq file /dev/zero", nodes + ["--map-by", "seq:FILE=/dev/zero"]),
+            ("rankfile /dev/urandom", nodes + ["--map-by", "rankfile:FILE=/dev/urandom"])]:
+        refused(option + " stops at the cap", args, too_large, 2, timeout=20)
+    refused("--topology /dev/zero stops at the cap",
+            nodes + ["--topology", "/dev/zero", "--map-by", "core"],
+            "is larger than 64 MiB, the most stepmap reads of a file", 2, timeout=20)
+
+    # A FIFO (what --hostfile <(cmd) gives) is read like a file.
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as f:
+            f.write("n2 slots=1\n")
+    writer = threading.Thread(target=feed)
+    writer.start()
+    ranks, res = ranks_json(nodes + ["--hostfile", fifo, "--output", "json"])
+    writer.join()
+    check("--hostfile FIFO", ranks is not None and [r["node"] for r in ranks] == ["n2"],
+          res.stdout + res.stderr)
+
+    # Work that would take minutes or gigabytes is refused before it starts.
+    refused("--synthetic larger than a node",
+            nodes + ["--synthetic", "package:100000 core:100000 pu:100000", "--map-by", "core"],
+            "--synthetic 'package:100000 core:100000 pu:100000': a node of more than 65536 PUs",
+            2, timeout=20)
+    refused("--slurm-shape larger than a node",
+            nodes + ["--slurm-shape", "99999999999:1:1", "--map-by", "core"],
+            "--slurm-shape '99999999999:1:1': a node of more than 65536 CPUs", 2, timeout=20)
+    refused("ppr count above the process limit",
+            nodes + ["--map-by", "ppr:1000000000:node:OVERSUBSCRIBE"],
+            "the ppr count '1000000000' is above 16777216, the most processes stepmap places",
+            2, timeout=20)
+    refused("ppr pattern above the process limit",
+            nodes + ["--map-by", "ppr:16000000:node:OVERSUBSCRIBE"],
+            "--map-by ppr:16000000:node: the pattern asks for more than 16777216 processes on "
+            "the 2 nodes", 1, timeout=20)
+
+    res = refused("pe-list naming more CPUs than a node has",
+                  nodes + ["--synthetic", "core:2 pu:1", "--map-by",
+                           "pe-list=" + ",".join(["0-16777215"] * 40)],
+                  "names more than 65536 CPUs, the most stepmap takes for a node", 1, timeout=20)
+    check("pe-list message is short", res is not None and len(res.stderr) < 600,
+          str(len(res.stderr)) if res else "")
+
+    # Numbers too large for their field say the limit.
+    for name, args, message in [
+            ("-n", ["-n", "2147483648"],
+             "process count '2147483648': stepmap places at most 16777216 processes"),
+            ("--host N", ["--host", "n1:99999999999999"],
+             "the slot count is above 16777216, the most processes stepmap places"),
+            ("--tpp", ["--tpp", "99999999999"],
+             "--tpp '99999999999': at most 65535 hardware threads per process"),
+            ("PE=", ["--map-by", "slot:PE=99999999999"],
+             "PE is above 65536, the most CPUs stepmap takes for a node"),
+            ("ppr", ["--map-by", "ppr:99999999999:node"],
+             "the ppr count '99999999999' is above 16777216")]:
+        refused("too large: " + name, nodes + args, message, 2)
+
+    # Empty MPMD contexts, and --overbook with node:OVERSUBSCRIBE.
+    refused("empty trailing context", nodes + ["-n", "1", ":"],
+            "application context 1 is empty (nothing after ':' number 1): give each context at "
+            "least -n N (e.g. -n 2 : -n 3), or remove the extra ':'", 2)
+    refused("only colons", nodes + [":", ":", ":"],
+            "application context 0 is empty (nothing before the first ':')", 2)
+    refused("--overbook with node:OVERSUBSCRIBE",
+            nodes + ["--overbook", "--map-by", "node:OVERSUBSCRIBE"], "Drop --overbook.", 1)
+
+    # A host's slots= given twice, as PRRTE refuses it.
+    twice = os.path.join(tmp, "twice")
+    with open(twice, "w") as f:
+        f.write("n1 slots=1\nn1 slots=1\n")
+    refused("hostfile slots= twice", nodes + ["--hostfile", twice, "-n", "2"],
+            "line 2: host n1 is listed again with slots= (first on line 1)", 2)
+
+    # File contents are shown escaped: a NUL does not cut the message, and no
+    # control character or invalid UTF-8 reaches the terminal.
+    nul = os.path.join(tmp, "nul")
+    with open(nul, "wb") as f:
+        f.write(b"n1\x00bad slots=1\n")
+    refused("NUL in a hostfile", nodes + ["--hostfile", nul],
+            "invalid hostlist 'n1\\x00bad': invalid character '\\x00'", 2)
+    raw = os.path.join(tmp, "raw")
+    with open(raw, "wb") as f:
+        f.write(b"n\x1b[31mred\xff\xfe slots=1\n")
+    res = refused("escapes and bad UTF-8 in a hostfile", nodes + ["--hostfile", raw],
+                  "invalid hostlist 'n\\x1b[31mred\\xff\\xfe'", 2)
+    check("no raw control characters", res is not None and "\x1b" not in res.stderr,
+          res.stderr if res else "")
+
+    # A message listing bad hosts shows the first few and a count.
+    res = refused("many hosts outside the allocation", nodes + ["--host", "m[1-100000]"],
+                  "The requested hosts were:\n  m1,m2,m3,m4,m5 and 99995 more\n", 1)
+    check("short message", res is not None and len(res.stderr) < 400, str(len(res.stderr)))
 
     res = run(["--help"])
     check("--help", res.returncode == 0 and res.stdout.startswith("usage: stepmap-plan"))
