@@ -46,7 +46,7 @@ Expected<HostEntry> parseAttributes(const std::vector<std::string_view> &words) 
 } // namespace
 
 Expected<HostSpec> parseHostfile(std::string_view text, std::string_view fileName) {
-    const std::string file = "hostfile " + escaped(fileName);
+    const std::string file = "hostfile " + escaped(fileName, kShownPathBytes);
     detail::HostSpecBuilder builder;
     // The line each host was first listed on.
     std::unordered_map<std::string, std::size_t> firstLine;

@@ -62,7 +62,7 @@ std::string NodePool::describe() const {
     case Kind::Hosts:
         return "PSI_HOSTS";
     case Kind::Hostfile:
-        return "PSI_HOSTFILE " + escaped(fileName);
+        return "PSI_HOSTFILE " + escaped(fileName, kShownPathBytes);
     }
     return "PSI_HOSTS";
 }
@@ -167,7 +167,7 @@ Expected<NodePool> parsePsiHosts(std::string_view value) {
 }
 
 Expected<NodePool> parsePsiHostfile(std::string_view text, std::string_view fileName) {
-    const std::string context = "PSI_HOSTFILE " + escaped(fileName);
+    const std::string context = "PSI_HOSTFILE " + escaped(fileName, kShownPathBytes);
     NodePool pool;
     pool.kind = NodePool::Kind::Hostfile;
     pool.fileName = std::string(fileName);

@@ -778,7 +778,7 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
         byName.emplace(nodes_[index].name, index);
     if (np == 0)
         np = static_cast<std::uint32_t>(file.entries.size());
-    const std::string where = "rankfile " + escaped(file.fileName);
+    const std::string where = "rankfile " + escaped(file.fileName, kShownPathBytes);
     for (std::uint32_t k = 0; k < np; ++k) {
         const std::uint32_t wanted = options.rankfileGlobal ? options.startRank + k : k;
         const auto it = std::lower_bound(

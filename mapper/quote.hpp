@@ -16,6 +16,9 @@ namespace stepmap {
 // Bytes of a text a message shows; a longer text is cut, ending in "...".
 inline constexpr std::size_t kShownTextBytes = 100;
 
+// Bytes of a file name a message shows: whole up to Linux's PATH_MAX.
+inline constexpr std::size_t kShownPathBytes = 4096;
+
 // Names a message lists before "and N more".
 inline constexpr std::size_t kShownNames = 5;
 

@@ -14,7 +14,8 @@ namespace {
 constexpr std::uint64_t kMaxRank = 1 << 24;
 
 std::string where(std::string_view kind, std::string_view fileName, std::size_t line) {
-    return std::string(kind) + " " + escaped(fileName) + ", line " + std::to_string(line) + ": ";
+    return std::string(kind) + " " + escaped(fileName, kShownPathBytes) + ", line " +
+           std::to_string(line) + ": ";
 }
 
 // The text of each line with comments removed, "/* */" spanning lines.
@@ -102,7 +103,7 @@ Expected<Rankfile> parseRankfile(std::string_view text, std::string_view fileNam
         byRank.emplace(entry.rank, std::move(entry));
     }
     if (byRank.empty())
-        return UserError{"rankfile " + escaped(fileName) +
+        return UserError{"rankfile " + escaped(fileName, kShownPathBytes) +
                          " assigns no rank (expected lines 'rank N=HOST [slot=LIST]')"};
     Rankfile result;
     result.fileName = std::string(fileName);
@@ -139,7 +140,7 @@ Expected<std::vector<SequenceEntry>> parseSequenceFile(std::string_view text,
         pos = newline + 1;
     }
     if (entries.empty())
-        return UserError{"sequence file " + escaped(fileName) +
+        return UserError{"sequence file " + escaped(fileName, kShownPathBytes) +
                          " names no host (one host per rank, in rank order)"};
     return entries;
 }

@@ -40,8 +40,8 @@ Expected<std::vector<int>> multiProgApps(std::string_view text, std::string_view
         pos = nl == std::string_view::npos ? text.size() : nl + 1;
         ++lineNo;
         auto where = [&] {
-            return "--multi-prog file " + escaped(fileName) + ", line " + std::to_string(lineNo) +
-                   ": ";
+            return "--multi-prog file " + escaped(fileName, kShownPathBytes) + ", line " +
+                   std::to_string(lineNo) + ": ";
         };
         auto first = line.find_first_not_of(" \t\r");
         if (first == std::string_view::npos || line[first] == '#')
@@ -71,7 +71,8 @@ Expected<std::vector<int>> multiProgApps(std::string_view text, std::string_view
         next = hi + 1;
     }
     if (apps.empty())
-        return UserError{"--multi-prog file " + escaped(fileName) + " names no program"};
+        return UserError{"--multi-prog file " + escaped(fileName, kShownPathBytes) +
+                         " names no program"};
     return apps;
 }
 

@@ -50,7 +50,7 @@ Expected<std::optional<NodePool>> readPool(const EnvironmentValues &env, const F
                              "host name per line, or unset it"};
         auto text = readFile(*chosen);
         if (!text)
-            return UserError{"cannot read PSI_HOSTFILE " + quoted(*chosen) + ": " +
+            return UserError{"cannot read PSI_HOSTFILE " + quoted(*chosen, kShownPathBytes) + ": " +
                              text.error().message};
         pool = parsePsiHostfile(text.value(), *chosen);
     }

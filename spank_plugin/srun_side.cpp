@@ -73,7 +73,8 @@ Expected<std::string> readHostfile(const std::string &path) {
     // At most kMaxUserFileBytes (a FIFO or /dev/zero ends there).
     auto text = readBoundedFile(path);
     if (!text)
-        return UserError{"cannot read --hostfile " + quoted(path) + ": " + text.error().message};
+        return UserError{"cannot read --hostfile " + quoted(path, kShownPathBytes) + ": " +
+                         text.error().message};
     return text;
 }
 

@@ -40,17 +40,18 @@ Expected<CliAllocation> fromAllocationFile(const std::string &path) {
     if (!spec)
         return UserError{"--allocation: " + spec.error().message};
     if (spec->exclude || spec->entries.empty())
-        return UserError{"--allocation " + quoted(path) +
+        return UserError{"--allocation " + quoted(path, kShownPathBytes) +
                          " lists no nodes; write one \"name slots=N\" line per node"};
     CliAllocation out;
     for (const HostEntry &entry : spec->entries) {
         if (entry.maxSlots)
-            return UserError{"--allocation " + quoted(path) + ": node " + entry.name +
+            return UserError{"--allocation " + quoted(path, kShownPathBytes) + ": node " +
+                             entry.name +
                              " has max_slots, which an allocation cannot carry; give max_slots "
                              "in a --hostfile instead"};
         if (entry.name.rfind("+n", 0) == 0)
-            return UserError{"--allocation " + quoted(path) + ": " + quoted(entry.name) +
-                             " is relative; an allocation names its nodes"};
+            return UserError{"--allocation " + quoted(path, kShownPathBytes) + ": " +
+                             quoted(entry.name) + " is relative; an allocation names its nodes"};
         out.allocation.nodes.push_back(AllocatedNode{entry.name, entry.slots.value_or(1), {}});
         out.slotsGiven.push_back(entry.slots.has_value());
     }

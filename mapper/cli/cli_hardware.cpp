@@ -123,8 +123,9 @@ public:
         }
         auto topology = options.topologyFile ? readTopology(*options.topologyFile)
                                              : buildSynthetic(*options.synthetic);
-        source.option_ = options.topologyFile ? "--topology " + quoted(*options.topologyFile)
-                                              : "--synthetic " + quoted(*options.synthetic);
+        source.option_ = options.topologyFile
+                             ? "--topology " + quoted(*options.topologyFile, kShownPathBytes)
+                             : "--synthetic " + quoted(*options.synthetic);
         if (!topology)
             return UserError{source.option_ + ": " + topology.error().message};
         source.topology_ = std::make_shared<topology::NodeTopology>(std::move(topology.value()));

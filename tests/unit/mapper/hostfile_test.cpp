@@ -127,6 +127,14 @@ TEST(ParseHostfile, RejectsBadLinesNamingFileAndLine) {
     }
 }
 
+// File names are shown whole (up to PATH_MAX), escaped.
+TEST(ParseHostfile, NamesTheFileWhole) {
+    const std::string name = "/home/user/" + std::string(300, 'd') + "/hosts\n";
+    EXPECT_EQ(parseHostfile("", name).error().message,
+              "hostfile /home/user/" + std::string(300, 'd') +
+                  "/hosts\\n: no hosts listed (only blank lines and comments)");
+}
+
 // Lines of large hostlists cost their names: at most 1048576 in all, repeats
 // included, or a 16 MiB file of "n[0-999999]" lines would take hours.
 TEST(ParseHostfile, CountsNamesOverAllLines) {
