@@ -58,8 +58,27 @@ ninja -C "$build" -j"$(nproc)" "${targets[@]}" >&2
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+limits=(-max_len=4096 -timeout=10 -rss_limit_mb=2048)
+
+# What an input that failed hit, to group the many inputs one bug gives:
+# the failed check, the sanitizer's summary, or for a timeout or an
+# out-of-memory the first frame in stepmap's own code.
+signature() {
+	local log
+	log=$(timeout 120 "$1" "${limits[@]}" "$2" 2>&1 || true)
+	grep -m1 -o 'fuzz check failed: .*' <<<"$log" && return
+	grep -m1 -o 'SUMMARY: [A-Za-z]*Sanitizer: .*' <<<"$log" && return
+	local kind frame
+	kind=$(grep -m1 -o 'ERROR: libFuzzer: [a-z-]*' <<<"$log" || echo 'no failure on replay')
+	frame=$(grep -m1 -oE ' in [^ ].* [^ ]*/(mapper|spank_plugin|stepd_server|topology)/[^ ]*' <<<"$log" || true)
+	echo "$kind$frame"
+}
+
 found=0
-printf '%-20s %12s %8s %8s %8s %8s %8s\n' target executions cov ft crashes timeouts ooms >"$build/fuzz-table.txt"
+table=$build/fuzz-table.txt
+findings=$build/fuzz-findings.txt
+printf '%-18s %11s %6s %6s %8s %8s %5s %8s\n' target executions cov ft crashes timeouts ooms distinct >"$table"
+: >"$findings"
 for target in "${targets[@]}"; do
 	name=${target#tests/fuzz/fuzz_}
 	run=$build/fuzz-runs/$name
@@ -72,10 +91,9 @@ for target in "${targets[@]}"; do
 	echo "fuzz.sh: $name for ${seconds}s" >&2
 	# One job at a time, continuing after a crash so that the whole budget
 	# is used; new inputs go to $run/corpus, the seeds stay as they are.
-	"$build/$target" "$run/corpus" "${seeds[@]}" \
+	"$build/$target" "$run/corpus" "${seeds[@]}" "${limits[@]}" \
 		-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-		-max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix="$run/artifacts/" >"$run/log" 2>&1 || true
+		-max_total_time="$seconds" -artifact_prefix="$run/artifacts/" >"$run/log" 2>&1 || true
 	# The last status line: "#N: cov: C ft: F corp: ..."
 	status=$(grep -E '^#[0-9]+: cov:' "$run/log" | tail -n 1 || true)
 	execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<<"$status")
@@ -85,15 +103,25 @@ for target in "${targets[@]}"; do
 	crashes=$(($(count crash) + $(count leak)))
 	timeouts=$(($(count timeout) + $(count slow-unit)))
 	ooms=$(count oom)
-	[ $((crashes + timeouts + ooms)) -eq 0 ] || found=1
-	printf '%-20s %12s %8s %8s %8s %8s %8s\n' "$name" "${execs:-?}" "${cov:-?}" "${ft:-?}" \
-		"$crashes" "$timeouts" "$ooms" >>"$build/fuzz-table.txt"
+	# Group the first 50 inputs by what they hit; one example of each.
+	: >"$run/signatures"
+	for input in $(find "$run/artifacts" -type f | sort | head -n 50); do
+		printf '%s\t%s\n' "$(signature "$build/$target" "$input")" "$input" >>"$run/signatures"
+	done
+	sort -t "$(printf '\t')" -k1,1 -u "$run/signatures" | sed "s|^|$name: |" >>"$findings"
+	distinct=$(cut -f1 "$run/signatures" | sort -u | wc -l)
+	[ "$distinct" -eq 0 ] || found=1
+	printf '%-18s %11s %6s %6s %8s %8s %5s %8s\n' "$name" "${execs:-?}" "${cov:-?}" "${ft:-?}" \
+		"$crashes" "$timeouts" "$ooms" "$distinct" >>"$table"
 	if $merge; then
-		"$build/$target" -merge=1 "$repo/tests/fuzz/corpus/$name" "$run/corpus" \
-			-max_len=4096 -timeout=10 -rss_limit_mb=2048 >"$run/merge.log" 2>&1 ||
-			echo "fuzz.sh: merging $name failed, see $run/merge.log" >&2
+		"$build/$target" -merge=1 "$repo/tests/fuzz/corpus/$name" "$run/corpus" "${limits[@]}" \
+			>"$run/merge.log" 2>&1 || echo "fuzz.sh: merging $name failed, see $run/merge.log" >&2
 	fi
 done
-cat "$build/fuzz-table.txt"
-[ $found -eq 0 ] || echo "fuzz.sh: findings in $build/fuzz-runs/*/artifacts/" >&2
+cat "$table"
+if [ $found -ne 0 ]; then
+	echo
+	echo "Distinct findings (what failed, an input that shows it):"
+	cat "$findings"
+fi
 exit $found
