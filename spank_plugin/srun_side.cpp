@@ -68,12 +68,13 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
     return s;
 }
 
-Expected<std::string> readHostfile(const std::string &path) {
-    // srun runs as the user: the file is opened with the user's rights.
-    // At most kMaxUserFileBytes (a FIFO or /dev/zero ends there).
+// A file an option names (--hostfile, a seq/rankfile FILE=, --multi-prog),
+// read with the user's rights (srun runs as the user), at most
+// kMaxUserFileBytes (a FIFO or /dev/zero ends there).
+Expected<std::string> readOptionFile(const std::string &option, const std::string &path) {
     auto text = readBoundedFile(path);
     if (!text)
-        return UserError{"cannot read --hostfile " + quoted(path, kShownPathBytes) + ": " +
+        return UserError{"cannot read " + option + " " + quoted(path, kShownPathBytes) + ": " +
                          text.error().message};
     return text;
 }
@@ -362,11 +363,11 @@ Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
     if (options_.host) {
         auto h = parseHostOption(*options_.host);
         if (!h)
-            return UserError{"--host " + *options_.host + ": " + h.error().message};
+            return UserError{"--host " + quoted(*options_.host) + ": " + h.error().message};
         req.host = std::move(h.value());
     }
     if (options_.hostfile) {
-        auto text = readHostfile(*options_.hostfile);
+        auto text = readOptionFile("--hostfile", *options_.hostfile);
         if (!text)
             return text.error();
         auto hf = parseHostfile(text.value(), *options_.hostfile);
@@ -377,16 +378,16 @@ Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
     if (options_.mapBy) {
         auto m = parseMapBy(*options_.mapBy);
         if (!m)
-            return UserError{"--map-by " + *options_.mapBy + ": " + m.error().message};
+            return UserError{"--map-by " + quoted(*options_.mapBy) + ": " + m.error().message};
         req.map = m.value();
         // seq and rankfile read their FILE= (else the hostfile) as the user.
         if (req.map.by == MapBy::Seq || req.map.by == MapBy::Rankfile) {
             std::string path =
                 !req.map.file.empty() ? req.map.file : options_.hostfile.value_or("");
             if (path.empty())
-                return UserError{"--map-by " + *options_.mapBy +
+                return UserError{"--map-by " + quoted(*options_.mapBy) +
                                  " needs a file: add :FILE=path (or give --hostfile)"};
-            auto text = readHostfile(path);
+            auto text = readOptionFile("the --map-by file", path);
             if (!text)
                 return text.error();
             if (req.map.by == MapBy::Seq) {
@@ -404,9 +405,9 @@ Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
     }
     if (multiProgFile_) {
         // srun --multi-prog: each line of its file is an application context.
-        auto text = readHostfile(*multiProgFile_);
+        auto text = readOptionFile("--multi-prog's file", *multiProgFile_);
         if (!text)
-            return UserError{"--multi-prog: " + text.error().message};
+            return text.error();
         auto apps = multiProgApps(text.value(), *multiProgFile_);
         if (!apps)
             return apps.error();
@@ -420,19 +421,20 @@ Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
         if (req.np && *req.np != total)
             return UserError{"-n " + std::to_string(*req.np) + " differs from the " +
                              std::to_string(total) + " ranks of --multi-prog file " +
-                             *multiProgFile_ + "; give -n " + std::to_string(total)};
+                             quoted(*multiProgFile_, kShownPathBytes) + "; give -n " +
+                             std::to_string(total)};
         req.np.reset();
     }
     if (options_.rankBy) {
         auto r = parseRankBy(*options_.rankBy);
         if (!r)
-            return UserError{"--rank-by " + *options_.rankBy + ": " + r.error().message};
+            return UserError{"--rank-by " + quoted(*options_.rankBy) + ": " + r.error().message};
         req.rank = r.value();
     }
     if (options_.bindTo) {
         auto b = parseBindTo(*options_.bindTo);
         if (!b)
-            return UserError{"--bind-to " + *options_.bindTo + ": " + b.error().message};
+            return UserError{"--bind-to " + quoted(*options_.bindTo) + ": " + b.error().message};
         req.bind = b.value();
     }
     // --overbook, --loop-nodes-first, --nodes-sort, --tpp and their PSI_*

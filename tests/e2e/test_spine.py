@@ -145,6 +145,22 @@ class SpineTest(cluster.StepTestCase):
         finally:
             os.unlink(conf)
 
+    def test_endless_or_hostile_files_are_refused_at_once(self):
+        # /dev/zero as a host file is read up to the size limit, not forever.
+        for args in (["--hostfile", "/dev/zero"],
+                     ["--map-by", "seq:FILE=/dev/urandom"]):
+            with self.subTest(args=args):
+                r = srun(*args, "-n", "1", MPI_HELLO, timeout=30)
+                self.assertRefused(r, "larger than 16 MiB")
+        # Control characters from a file are shown escaped, never raw.
+        path = write_user_file("n1 slots=2\nn\x1b[31mX\x00y slots=1\n")
+        try:
+            r = srun("--hostfile", path, "-n", "1", MPI_HELLO)
+            self.assertRefused(r, "\\x1b[31mX\\x00y")
+            self.assertNotIn("\x1b", r.stderr)
+        finally:
+            os.unlink(path)
+
     def test_without_options_srun_is_untouched(self):
         r = srun("-n", "2", "-N", "2", "env")
         self.assertEqual(r.returncode, 0, r.stderr)
