@@ -64,8 +64,14 @@ limits=(-max_len=4096 -timeout=10 -rss_limit_mb=2048)
 # the failed check, the sanitizer's summary, or for a timeout or an
 # out-of-memory the first frame in stepmap's own code.
 signature() {
-	local log
+	local log start
+	start=$(date +%s)
 	log=$(timeout 120 "$1" "${limits[@]}" "$2" 2>&1 || true)
+	case $2 in */slow-unit-*)
+		echo "slow: $(($(date +%s) - start)) s on replay"
+		return
+		;;
+	esac
 	grep -m1 -o 'fuzz check failed: .*' <<<"$log" && return
 	grep -m1 -o 'SUMMARY: [A-Za-z]*Sanitizer: .*' <<<"$log" && return
 	local kind frame
