@@ -115,6 +115,23 @@ constexpr int kReadyFd = 3;
     _exit(127);
 }
 
+// The middle child's one message to slurmstepd: the server's pid, with its
+// pidfd attached (SCM_RIGHTS).
+struct PidfdMessage {
+    pid_t pid = 0;
+    iovec iov{&pid, sizeof pid};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    PidfdMessage() {
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+    }
+    PidfdMessage(const PidfdMessage &) = delete;
+    PidfdMessage &operator=(const PidfdMessage &) = delete;
+};
+
 // The middle child: forks the server and hands its pidfd to slurmstepd on
 // `control`, a socket no process of the user ever holds.
 [[noreturn]] void forkServer(const ServerLaunch &l, const ExecImage &image, int readySock,
@@ -133,21 +150,14 @@ constexpr int kReadyFd = 3;
         kill(server, SIGKILL);
         _exit(2);
     }
-    char data[sizeof(pid_t)];
-    std::memcpy(data, &server, sizeof server);
-    iovec iov{data, sizeof data};
-    alignas(cmsghdr) char control_buf[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control_buf;
-    msg.msg_controllen = sizeof control_buf;
-    cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    PidfdMessage m;
+    m.pid = server;
+    cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &pidfd, sizeof pidfd);
-    if (sendmsg(control, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof data)) {
+    if (sendmsg(control, &m.msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof m.pid)) {
         kill(server, SIGKILL);
         _exit(3);
     }
@@ -155,27 +165,18 @@ constexpr int kReadyFd = 3;
 }
 
 Expected<ServerProcess> receiveServer(int control) {
-    char data[sizeof(pid_t)];
-    iovec iov{data, sizeof data};
-    alignas(cmsghdr) char control_buf[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control_buf;
-    msg.msg_controllen = sizeof control_buf;
+    PidfdMessage m;
     ssize_t n;
     do
-        n = recvmsg(control, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        n = recvmsg(control, &m.msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     while (n < 0 && errno == EINTR);
-    cmsghdr *c = n == static_cast<ssize_t>(sizeof data) ? CMSG_FIRSTHDR(&msg) : nullptr;
+    cmsghdr *c = n == static_cast<ssize_t>(sizeof m.pid) ? CMSG_FIRSTHDR(&m.msg) : nullptr;
     if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
         c->cmsg_len != CMSG_LEN(sizeof(int)))
         return UserError{"the server could not be started (fork or pidfd_open failed)"};
     int pidfd = -1;
-    pid_t pid = 0;
     std::memcpy(&pidfd, CMSG_DATA(c), sizeof pidfd);
-    std::memcpy(&pid, data, sizeof pid);
-    return ServerProcess(pid, UniqueFd(pidfd));
+    return ServerProcess(m.pid, UniqueFd(pidfd));
 }
 
 // Reads the report until the server closes its end, the size cap or the

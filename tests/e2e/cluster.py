@@ -117,6 +117,23 @@ def leftovers(wait=5.0):
         time.sleep(0.2)
 
 
+def wait_for(predicate, timeout=20.0):
+    """True once predicate() is, False after timeout seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def pids_of(user, name):
+    """Live processes of user named exactly name."""
+    out = subprocess.run(["pgrep", "-u", user, "-x", name], stdout=subprocess.PIPE,
+                         text=True).stdout.split()
+    return [int(p) for p in out if not _zombie(p)]
+
+
 def _zombie(pgrep_line):
     """True for an exited process not yet reaped (PID 1 here reaps late)."""
     pid = pgrep_line.split()[0]

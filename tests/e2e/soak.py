@@ -20,15 +20,9 @@ import threading
 import time
 
 import cluster
-from cluster import MPI_HELLO, hello_ranks, leftovers, srun
+from cluster import MPI_HELLO, hello_ranks, leftovers, pids_of, srun, wait_for
 
 KINDS = ("success", "abort", "rank_dies", "server_killed", "srun_interrupted", "srun_killed")
-
-
-def _pids(user, name):
-    out = subprocess.run(["pgrep", "-u", user, "-x", name], stdout=subprocess.PIPE,
-                         text=True).stdout.split()
-    return [int(p) for p in out if not cluster._zombie(p)]
 
 
 def _count_fds(pid):
@@ -49,7 +43,7 @@ def _rss_kb(pid, field="VmRSS"):
     return 0
 
 
-def _daemon_pids():
+def _daemonpids_of():
     state = cluster.start_cluster()["STEPMAP_CLUSTER_DIR"]
     pids = {}
     for path in glob.glob(os.path.join(state, "run", "slurmd.*.pid")) + \
@@ -65,12 +59,12 @@ def _daemon_pids():
 
 def snapshot():
     """What a finished step may not leave growing."""
-    daemons = _daemon_pids()
+    daemons = _daemonpids_of()
     pmix_cli = os.path.join(cluster.start_cluster()["STEPMAP_CLUSTER_DIR"], "pmix-cli")
     return {
         "user processes": len(subprocess.run(["pgrep", "-u", cluster.TEST_USER],
                                              stdout=subprocess.PIPE, text=True).stdout.split()),
-        "slurmstepd processes": len(_pids("root", "slurmstepd")),
+        "slurmstepd processes": len(pids_of("root", "slurmstepd")),
         "daemon open files": sum(_count_fds(p) for p in daemons.values()),
         "daemon RSS kB": sum(_rss_kb(p) for p in daemons.values()),
         "/dev/shm entries": len(os.listdir("/dev/shm")),
@@ -90,7 +84,7 @@ class StepdPeak:
 
     def _run(self):
         while not self._stop.is_set():
-            for pid in _pids("root", "slurmstepd"):
+            for pid in pids_of("root", "slurmstepd"):
                 self._current = max(self._current, _rss_kb(pid, "VmHWM"))
             time.sleep(0.05)
 
@@ -115,15 +109,6 @@ def _background(args):
                             cwd="/tmp")
 
 
-def _wait(predicate, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def run_step(kind):
     """Runs one step ending as kind; returns an error text or None."""
     base = ["-n", "4", "--map-by", "node"]
@@ -137,20 +122,20 @@ def run_step(kind):
         r = srun(*base, MPI_HELLO, "die", "2", "5")
         return None if r.returncode != 0 else "a dead rank did not fail the step"
     proc = _background(base + ["sleep", "60"])
-    if not _wait(lambda: len(_pids(cluster.TEST_USER, "stepmap-stepd")) == 4, 20):
+    if not wait_for(lambda: len(pids_of(cluster.TEST_USER, "stepmap-stepd")) == 4, 20):
         proc.kill()
         return "the servers did not start"
     time.sleep(0.5)  # let them join the rendezvous
     if kind == "server_killed":
-        os.kill(_pids(cluster.TEST_USER, "stepmap-stepd")[0], signal.SIGKILL)
+        os.kill(pids_of(cluster.TEST_USER, "stepmap-stepd")[0], signal.SIGKILL)
     elif kind == "srun_interrupted":
         # Ctrl-C twice within a second: srun ends the step.
         for _ in range(2):
-            for pid in _pids(cluster.TEST_USER, "srun"):
+            for pid in pids_of(cluster.TEST_USER, "srun"):
                 os.kill(pid, signal.SIGINT)
             time.sleep(0.2)
     else:
-        for pid in _pids(cluster.TEST_USER, "srun"):
+        for pid in pids_of(cluster.TEST_USER, "srun"):
             os.kill(pid, signal.SIGKILL)
     try:
         proc.communicate(timeout=30)
@@ -161,11 +146,11 @@ def run_step(kind):
         # Slurm keeps the tasks of a killed srun's step running until the
         # job ends; the servers must go at once (checked by the caller),
         # the tasks with the job, as a user's scancel ends it.
-        if not _wait(lambda: not _pids(cluster.TEST_USER, "stepmap-stepd"), 20):
+        if not wait_for(lambda: not pids_of(cluster.TEST_USER, "stepmap-stepd"), 20):
             return "the servers outlived srun"
         subprocess.run(["scancel", "-u", cluster.TEST_USER],
                        env=dict(os.environ, **cluster.start_cluster()))
-        _wait(lambda: not _pids("root", "slurmstepd"), 20)
+        wait_for(lambda: not pids_of("root", "slurmstepd"), 20)
     return None
 
 
@@ -175,8 +160,8 @@ def soak(steps, report=print):
                    env=dict(os.environ, **cluster.start_cluster()))
     srun("-n", "4", "--map-by", "node", MPI_HELLO)  # warm up caches and daemons
     leftovers(wait=15)
-    _wait(lambda: not _pids("root", "slurmstepd") and
-          not _pids(cluster.TEST_USER, "sleep"), 20)
+    wait_for(lambda: not pids_of("root", "slurmstepd") and
+          not pids_of(cluster.TEST_USER, "sleep"), 20)
     before = snapshot()
     peaks = StepdPeak()
     peaks.start()
@@ -196,7 +181,7 @@ def soak(steps, report=print):
                 report(f"{i + 1} steps, {len(failures)} failed")
     finally:
         peaks.stop()
-    _wait(lambda: not _pids("root", "slurmstepd"), 20)
+    wait_for(lambda: not pids_of("root", "slurmstepd"), 20)
     after = snapshot()
     return failures, before, after, peaks.peaks
 

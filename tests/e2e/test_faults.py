@@ -5,26 +5,14 @@ import glob
 import os
 import signal
 import subprocess
-import time
 import unittest
 
 import cluster
-from cluster import MPI_HELLO, hello_ranks, leftovers, run_as_user, srun
+from cluster import leftovers, wait_for
 
 
-def user_processes(pattern):
-    out = subprocess.run(["pgrep", "-u", cluster.TEST_USER, "-x", pattern],
-                         stdout=subprocess.PIPE, text=True).stdout.split()
-    return [int(p) for p in out if not cluster._zombie(p)]
-
-
-def wait_for(predicate, timeout=20.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+def user_processes(name):
+    return cluster.pids_of(cluster.TEST_USER, name)
 
 
 class FaultTest(unittest.TestCase):
