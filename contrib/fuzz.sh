@@ -27,18 +27,7 @@ case $seconds in '' | *[!0-9]*) echo "usage: $0 [--merge] [SECONDS_PER_TARGET [T
 
 # What the build needs, then clang with libFuzzer and the sanitizer runtimes,
 # and llvm-symbolizer for readable stack traces.
-"$repo/contrib/install-deps.sh" >&2
-missing=()
-for p in clang-14 libclang-rt-14-dev llvm-14; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	SUDO=
-	[ "$(id -u)" -eq 0 ] || SUDO=sudo
-	export DEBIAN_FRONTEND=noninteractive
-	$SUDO apt-get update -qq
-	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+"$repo/contrib/install-deps.sh" --clang >&2
 
 build=${STEPMAP_FUZZ_BUILD_DIR:-$repo/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages stepmap builds, tests and demos with.
 # Idempotent: installs only what is missing.
+#   contrib/install-deps.sh [--clang]   --clang: also clang-14 with libFuzzer
+#                                       and the sanitizer runtimes (fuzz.sh, sanitize.sh)
 set -euo pipefail
 pkgs=(
   build-essential pkg-config meson ninja-build
@@ -11,6 +13,9 @@ pkgs=(
   libssl-dev
   util-linux procps iproute2
 )
+if [ "${1:-}" = --clang ]; then
+  pkgs+=(clang-14 libclang-rt-14-dev llvm-14)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

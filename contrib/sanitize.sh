@@ -12,19 +12,8 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 compiler=gcc
 case ${1:-} in gcc | clang) compiler=$1; shift ;; esac
 
-"$repo/contrib/install-deps.sh" >&2
+"$repo/contrib/install-deps.sh" $([ "$compiler" = clang ] && echo --clang) >&2
 if [ "$compiler" = clang ]; then
-	missing=()
-	for p in clang-14 libclang-rt-14-dev llvm-14; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		SUDO=
-		[ "$(id -u)" -eq 0 ] || SUDO=sudo
-		export DEBIAN_FRONTEND=noninteractive
-		$SUDO apt-get update -qq
-		$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-	fi
 	export CC=clang-14 CXX=clang++-14
 	build=${STEPMAP_SANITIZE_BUILD_DIR:-$repo/build-asan-clang}
 else
