@@ -45,8 +45,18 @@ struct RendezvousHub::State {
     bool stopping = false;
 
     std::map<std::uint32_t, uvnet::FrameConnection *> servers;
-    // Not yet authenticated, with the time each arrived.
-    std::map<uvnet::FrameConnection *, std::chrono::steady_clock::time_point> pending;
+    // Not yet authenticated: when each arrived, and from which address.
+    struct Unauthenticated {
+        std::chrono::steady_clock::time_point since;
+        std::string source;
+    };
+    std::map<uvnet::FrameConnection *, Unauthenticated> pending;
+    std::size_t maxUnauthenticated = 64;
+    // Connections being flushed and closed at the end; forced shut after a
+    // deadline, so a vanished node cannot keep srun from exiting.
+    std::set<uvnet::FrameConnection *> closing;
+    uv_timer_t closeDeadline{};
+    bool closeDeadlineActive = false;
 
     struct Fence {
         std::set<std::uint32_t> expected;
@@ -67,6 +77,23 @@ struct RendezvousHub::State {
     void closeStalePeers();
 };
 
+namespace {
+
+std::string peerAddress(uvnet::FrameConnection &c) {
+    sockaddr_storage addr{};
+    int len = sizeof addr;
+    char text[64] = "?";
+    if (uv_tcp_getpeername(c.tcp(), reinterpret_cast<sockaddr *>(&addr), &len) == 0) {
+        if (addr.ss_family == AF_INET6)
+            uv_ip6_name(reinterpret_cast<sockaddr_in6 *>(&addr), text, sizeof text);
+        else
+            uv_ip4_name(reinterpret_cast<sockaddr_in *>(&addr), text, sizeof text);
+    }
+    return text;
+}
+
+} // namespace
+
 void RendezvousHub::State::admit(uv_stream_t *server) {
     uvnet::FrameConnection::Callbacks cb;
     cb.onFrames = [this](uvnet::FrameConnection &c, std::vector<wire::Frame> &f) {
@@ -76,23 +103,38 @@ void RendezvousHub::State::admit(uv_stream_t *server) {
     auto *c = uvnet::FrameConnection::accept(server, secret, cb);
     if (!c || c->closing())
         return;
-    if (pending.size() >= settings.maxUnauthenticated) {
-        // Make room: the peer that has been silent longest goes.
-        auto oldest = pending.begin();
-        for (auto it = pending.begin(); it != pending.end(); ++it)
-            if (it->second < oldest->second)
-                oldest = it;
-        oldest->first->close("too many unauthenticated connections");
+    std::string source = peerAddress(*c);
+    if (pending.size() >= maxUnauthenticated) {
+        // Make room at the expense of the address holding the most
+        // unauthenticated connections (its oldest goes): a flood from one
+        // host evicts its own connections, not the servers of other nodes.
+        std::map<std::string, std::size_t> perSource;
+        for (auto &[conn, u] : pending)
+            ++perSource[u.source];
+        perSource[source] += 1;
+        std::string busiest = source;
+        for (auto &[addr, n] : perSource)
+            if (n > perSource[busiest])
+                busiest = addr;
+        uvnet::FrameConnection *victim = nullptr;
+        for (auto &[conn, u] : pending)
+            if (u.source == busiest && (!victim || u.since < pending[victim].since))
+                victim = conn;
+        if (!victim) {
+            c->close("too many unauthenticated connections");
+            return;
+        }
+        victim->close("too many unauthenticated connections");
     }
-    pending.emplace(c, std::chrono::steady_clock::now());
+    pending.emplace(c, Unauthenticated{std::chrono::steady_clock::now(), std::move(source)});
 }
 
 void RendezvousHub::State::closeStalePeers() {
     const auto limit = std::chrono::steady_clock::now() -
                        std::chrono::milliseconds(settings.handshakeDeadlineMs);
     std::vector<uvnet::FrameConnection *> stale;
-    for (auto &[c, since] : pending)
-        if (since < limit)
+    for (auto &[c, u] : pending)
+        if (u.since < limit)
             stale.push_back(c);
     for (auto *c : stale)
         c->close("no authentication in time");
@@ -125,6 +167,7 @@ void RendezvousHub::State::onFrames(uvnet::FrameConnection &c, std::vector<wire:
             c.tag = node;
             servers[node] = &c;
             everConnected.insert(node);
+            c.send(MessageType::Welcome, std::string());
             if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
                 for (auto &payload : w->second)
                     c.send(MessageType::DmodexRequest, payload);
@@ -213,6 +256,11 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
 
 void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string &why) {
     pending.erase(&c);
+    closing.erase(&c);
+    if (stopping && closing.empty() && closeDeadlineActive) {
+        closeDeadlineActive = false;
+        uv_close(reinterpret_cast<uv_handle_t *>(&closeDeadline), nullptr);
+    }
     if (c.tag >= 0) {
         servers.erase(static_cast<std::uint32_t>(c.tag));
         fail("lost the stepmap server of node index " + std::to_string(c.tag) + ": " + why);
@@ -224,7 +272,7 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
 void RendezvousHub::State::stopLoop() {
     stopping = true;
     std::vector<uvnet::FrameConnection *> unauthenticated;
-    for (auto &[c, since] : pending)
+    for (auto &[c, u] : pending)
         unauthenticated.push_back(c);
     for (auto *c : unauthenticated)
         c->close("hub stopping");
@@ -232,7 +280,21 @@ void RendezvousHub::State::stopLoop() {
     servers.clear();
     for (auto &[n, c] : copy) {
         c->tag = -2;
+        closing.insert(c);
         c->closeAfterFlush("hub stopping");
+    }
+    if (!closing.empty()) {
+        uv_timer_init(&loop, &closeDeadline);
+        closeDeadline.data = this;
+        closeDeadlineActive = true;
+        uv_timer_start(
+            &closeDeadline,
+            [](uv_timer_t *t) {
+                auto *s = static_cast<State *>(t->data);
+                for (auto *c : std::set<uvnet::FrameConnection *>(s->closing))
+                    c->close("hub stopping: the server did not take the last frames");
+            },
+            2000, 0);
     }
     uv_close(reinterpret_cast<uv_handle_t *>(&listener), nullptr);
     uv_close(reinterpret_cast<uv_handle_t *>(&wakeup), nullptr);
@@ -323,6 +385,9 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
     st->secret = std::move(secret);
     st->events = std::move(events);
     st->settings = settings;
+    // Room for every server to be mid-handshake at once, several times over.
+    st->maxUnauthenticated =
+        std::max(settings.maxUnauthenticated, 4 * st->serverNodes.size());
 
     uv_loop_init(&st->loop);
     uv_tcp_init(&st->loop, &st->listener);

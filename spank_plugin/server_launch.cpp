@@ -39,17 +39,17 @@ bool dropToUser(uid_t uid, gid_t gid) {
 
 // Closes every descriptor from `from` on; close_range where the kernel has
 // it, else one by one up to the descriptor limit.
-bool closeFrom(int from) {
+// Closes every descriptor from `from` on: close_range where the kernel has
+// it, else one by one up to the hard descriptor limit (not the soft one,
+// which the job may have lowered).
+void closeFrom(int from) {
     if (syscall(SYS_close_range, static_cast<unsigned>(from), ~0U, 0U) == 0)
-        return true;
+        return;
     rlimit rl{};
-    int last = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-                       rl.rlim_cur < static_cast<rlim_t>(1 << 20)
-                   ? static_cast<int>(rl.rlim_cur)
-                   : (1 << 20);
-    for (int fd = from; fd < last; ++fd)
-        close(fd);
-    return true;
+    const rlim_t cap = 1 << 20; // the kernel's default nr_open
+    const rlim_t last = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < cap ? rl.rlim_max : cap;
+    for (rlim_t fd = static_cast<rlim_t>(from); fd < last; ++fd)
+        close(static_cast<int>(fd));
 }
 
 // What the grandchild executes with; built before fork, since only
@@ -80,6 +80,25 @@ constexpr int kReadyFd = 3;
 // say which step failed (documented in the error message of launchServer).
 [[noreturn]] void execServer(const ServerLaunch &l, const ExecImage &image, int readySock,
                              int devnull) {
+    // Still root here (user_init runs with only the effective ids dropped):
+    // what needs root comes first.
+    if (geteuid() != 0 && getuid() == 0 && seteuid(0) != 0)
+        _exit(120);
+    // slurmstepd shields itself from the OOM killer (-1000); the server must
+    // not inherit that. After the drop /proc/self is no longer writable.
+    int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (oom < 0 || write(oom, "0", 1) != 1)
+        _exit(126);
+    close(oom);
+    // Lift the descriptors out of the way first, so that dup2 never meets
+    // its own source (which would keep close-on-exec), then close all else.
+    const int err = fcntl(l.logFd ? l.logFd.get() : devnull, F_DUPFD_CLOEXEC, 10);
+    const int in = fcntl(devnull, F_DUPFD_CLOEXEC, 10);
+    const int ready = fcntl(readySock, F_DUPFD_CLOEXEC, 10);
+    if (err < 0 || in < 0 || ready < 0 || dup2(in, 0) < 0 || dup2(in, 1) < 0 ||
+        dup2(err, 2) < 0 || dup2(ready, kReadyFd) < 0)
+        _exit(123);
+    closeFrom(kReadyFd + 1);
     if (!dropToUser(l.uid, l.gid))
         _exit(121);
     for (const auto &[resource, value] : l.softLimits) {
@@ -89,20 +108,8 @@ constexpr int kReadyFd = 3;
             setrlimit(resource, &rl);
         }
     }
-    // slurmstepd protects itself from the OOM killer; the server should not be.
-    int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-    if (oom >= 0) {
-        (void)!write(oom, "0", 1);
-        close(oom);
-    }
     if (chdir("/") != 0)
         _exit(124);
-    const int err = l.logFd ? l.logFd.get() : devnull;
-    if (dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(err, 2) < 0 ||
-        dup2(readySock, kReadyFd) < 0)
-        _exit(123);
-    if (!closeFrom(kReadyFd + 1))
-        _exit(125);
     setsid();
     // slurmstepd blocks and ignores signals; both survive exec. The server
     // must see SIGTERM.
@@ -280,9 +287,22 @@ bool runAsUser(uid_t uid, gid_t gid, const std::function<bool()> &work, int time
     if (child < 0)
         return false;
     if (child == 0) {
+        // Never back into slurmstepd's code from here, whatever happens,
+        // and not for longer than the timeout (slurmstepd may have blocked
+        // or ignored SIGALRM; the child must not).
+        signal(SIGALRM, SIG_DFL);
+        sigset_t alrm;
+        sigemptyset(&alrm);
+        sigaddset(&alrm, SIGALRM);
+        sigprocmask(SIG_UNBLOCK, &alrm, nullptr);
+        alarm(static_cast<unsigned>(timeoutMs / 1000 + 1));
         if (!dropToUser(uid, gid))
             _exit(121);
-        _exit(work() ? 0 : 1);
+        try {
+            _exit(work() ? 0 : 1);
+        } catch (...) {
+            _exit(1);
+        }
     }
     UniqueFd pidfd(pidfdOpen(child));
     if (pidfd) {

@@ -17,6 +17,7 @@
 #include "wire/secret.hpp"
 
 #include <netdb.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -45,16 +46,39 @@ std::optional<std::string> env(const char *name) {
     return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
-// Where the step's rendezvous listens: the site's hub_address, else this
-// host's name (what the nodes resolve it to), within Slurm's SrunPortRange
-// if the site sets one (read with one RPC, only for stepmap's steps).
+// This host's address on the way to `peer` (a name or address): what the
+// routing table picks, found with an unconnected UDP socket (nothing is
+// sent). Empty if peer does not resolve.
+std::string localAddressToward(const std::string &peer) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo *res = nullptr;
+    if (getaddrinfo(peer.c_str(), "6817", &hints, &res) != 0 || !res)
+        return {};
+    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
+    int fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return {};
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    char text[NI_MAXHOST] = {};
+    const bool ok = connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
+                    getsockname(fd, reinterpret_cast<sockaddr *>(&local), &len) == 0 &&
+                    getnameinfo(reinterpret_cast<sockaddr *>(&local), len, text, sizeof text,
+                                nullptr, 0, NI_NUMERICHOST) == 0;
+    close(fd);
+    return ok ? text : std::string();
+}
+
+// Where the step's rendezvous listens: the site's hub_address, else the
+// address this host uses to reach slurmctld (the cluster's network, as
+// Slurm's own daemons see srun; not whatever the host name resolves to,
+// which may be 127.0.1.1 or another network), else this host's name;
+// within Slurm's SrunPortRange if the site sets one. One RPC, only for
+// stepmap's steps.
 RendezvousHub::Settings hubSettings(const SiteConfig &site) {
     RendezvousHub::Settings s;
     s.host = site.hubAddress;
-    if (s.host.empty()) {
-        char name[256] = {};
-        s.host = gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "127.0.0.1";
-    }
     s.connectDeadlineSec = site.serverStartTimeoutSec;
     slurm_conf_t *conf = nullptr;
     if (slurm_load_ctl_conf(0, &conf) == SLURM_SUCCESS && conf) {
@@ -63,7 +87,14 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
             s.portMin = conf->srun_port_range[0];
             s.portMax = conf->srun_port_range[1];
         }
+        if (s.host.empty() && conf->control_cnt > 0 && conf->control_addr &&
+            conf->control_addr[0])
+            s.host = localAddressToward(conf->control_addr[0]);
         slurm_free_ctl_conf(conf);
+    }
+    if (s.host.empty()) {
+        char name[256] = {};
+        s.host = gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "127.0.0.1";
     }
     return s;
 }

@@ -76,6 +76,10 @@ void HubLink::onFrames(std::vector<wire::Frame> &frames) {
         switch (f.type) {
         case MessageType::Challenge:
             conn_->send(conn_->channel().makeHello(config_.nodeIndex));
+            break;
+        case MessageType::Welcome:
+            // Only now is this server in the step: until then the hub may
+            // drop the connection (it makes room when flooded) and we retry.
             ready_ = true;
             everJoined_ = true;
             logLine("joined srun's rendezvous");

@@ -23,7 +23,9 @@ FrameConnection::FrameConnection(uv_loop_t *loop, std::string secret, wire::Fram
     : channel_(std::move(secret), role), cb_(std::move(cb)) {
     uv_tcp_init(loop, &tcp_);
     tcp_.data = this;
-    readBuf_.resize(64 * 1024);
+    // Small until the peer has authenticated: a flood of connections must
+    // not cost srun 64 KiB each.
+    readBuf_.resize(512);
 }
 
 FrameConnection *FrameConnection::accept(uv_stream_t *server, std::string secret, Callbacks cb) {
@@ -101,6 +103,8 @@ void FrameConnection::onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
             c->close("bad frame: " + c->channel_.error());
             return;
         }
+        if (c->channel_.established() && c->readBuf_.size() < 64 * 1024)
+            c->readBuf_.resize(64 * 1024);
         auto frames = c->channel_.takeFrames();
         if (!frames.empty() && c->cb_.onFrames)
             c->cb_.onFrames(*c, frames);

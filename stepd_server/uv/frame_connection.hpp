@@ -44,6 +44,7 @@ public:
     void closeAfterFlush(const std::string &why);
 
     wire::FrameChannel &channel() { return channel_; }
+    uv_tcp_t *tcp() { return &tcp_; }
     bool closing() const { return closing_; }
     // Free slot for the owner (e.g. the peer's node index).
     long tag = -1;

@@ -15,6 +15,7 @@ enum class MessageType : std::uint8_t {
     DmodexResponse = 6, // owner -> hub -> origin: request id, origin node, status, data
     Abort = 7,          // server -> hub: rank, status, message
     Shutdown = 8,       // hub -> server: the step is ending, status
+    Welcome = 9,        // hub -> server: the Hello was accepted (empty)
 };
 
 constexpr std::size_t kNonceSize = 16;

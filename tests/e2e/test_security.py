@@ -219,7 +219,7 @@ class SecurityTest(StepTestCase):
                 if os.path.exists(path):
                     os.unlink(path)
 
-    def test_server_has_the_jobs_limits_and_no_inherited_directory(self):
+    def test_server_has_the_jobs_limits_no_inherited_directory_or_oom_shield(self):
         # srun propagates the user's limits (PropagateResourceLimits); the
         # server runs with them, not with slurmstepd's, and in /.
         job_file = "/tmp/stepmap-limits-job"
@@ -243,6 +243,10 @@ class SecurityTest(StepTestCase):
                 limits = f.read()
             self.assertRegex(limits, r"Max open files\s+300\s")
             self.assertEqual(os.readlink(f"/proc/{out[0]}/cwd"), "/")
+            # slurmstepd shields itself from the OOM killer; the server must
+            # not inherit that shield.
+            with open(f"/proc/{out[0]}/oom_score_adj") as f:
+                self.assertEqual(f.read().strip(), "0")
             _, err = proc.communicate(timeout=60)
             self.assertEqual(proc.returncode, 0, err)
         finally:

@@ -29,7 +29,8 @@ namespace {
 struct Peer {
     uvnet::FrameConnection *conn = nullptr;
     std::uint32_t node;
-    bool ready = false; // hello sent
+    bool helloSent = false;
+    bool ready = false; // the hub accepted the hello
     bool closed = false;
     std::string closeReason;
     std::vector<Frame> frames;
@@ -40,6 +41,8 @@ struct Peer {
             for (auto &f : fs) {
                 if (f.type == MessageType::Challenge) {
                     c.send(c.channel().makeHello(node));
+                    helloSent = true;
+                } else if (f.type == MessageType::Welcome) {
                     ready = true;
                 } else
                     frames.push_back(f);
@@ -334,4 +337,74 @@ TEST(HubHandshake, ASilentPeerIsClosedAfterTheDeadline) {
     EXPECT_TRUE(closedByPeer(fd, 3000));
     EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(250));
     close(fd);
+}
+
+// One host floods the hub with connections while the servers of 16 nodes
+// join from another: the flood evicts only its own connections, so every
+// server's hello is accepted (a flood used to push out servers that had
+// already sent their hello).
+TEST(HubFlood, AFloodFromOneHostDoesNotEvictOtherHostsServers) {
+    std::vector<std::uint32_t> nodeOfRank;
+    for (std::uint32_t n = 0; n < 16; ++n)
+        nodeOfRank.push_back(n);
+    const std::string secret = *decodeSecretHex(generateSecretHex());
+    std::atomic<int> failures{0};
+    plugin::RendezvousHub::Events events;
+    events.onFailure = [&](const std::string &) { ++failures; };
+    std::string error;
+    auto hub = plugin::RendezvousHub::start(nodeOfRank, 16, secret, events, settings(), error);
+    ASSERT_TRUE(hub) << error;
+
+    std::atomic<bool> stop{false};
+    std::vector<int> flood;
+    std::thread flooder([&] {
+        while (!stop && flood.size() < 3000) {
+            int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            sockaddr_in from{};
+            from.sin_family = AF_INET;
+            inet_pton(AF_INET, "127.0.0.2", &from.sin_addr);
+            sockaddr_in to{};
+            to.sin_family = AF_INET;
+            to.sin_port = htons(static_cast<std::uint16_t>(hub->port()));
+            inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+            if (bind(fd, reinterpret_cast<sockaddr *>(&from), sizeof from) != 0 ||
+                connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to) != 0) {
+                close(fd);
+                continue;
+            }
+            flood.push_back(fd);
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    uv_loop_t loop{};
+    uv_loop_init(&loop);
+    {
+        std::vector<std::unique_ptr<Peer>> peers;
+        for (std::uint32_t n = 0; n < 16; ++n)
+            peers.push_back(std::make_unique<Peer>(&loop, hub->port(), secret, n));
+        EXPECT_TRUE(runUntil(&loop, [&] {
+            for (auto &p : peers)
+                if (!p->ready)
+                    return false;
+            return true;
+        }));
+        for (auto &p : peers)
+            EXPECT_FALSE(p->closed) << "node " << p->node << ": " << p->closeReason;
+        stop = true;
+        flooder.join();
+        EXPECT_GT(flood.size(), 100u);
+        EXPECT_EQ(failures.load(), 0);
+        hub.reset(); // before the peers leave: that would be a lost server
+    }
+    for (int fd : flood)
+        close(fd);
+    uv_walk(
+        &loop,
+        [](uv_handle_t *h, void *) {
+            if (!uv_is_closing(h))
+                uv_close(h, nullptr);
+        },
+        nullptr);
+    while (uv_loop_close(&loop) == UV_EBUSY)
+        uv_run(&loop, UV_RUN_NOWAIT);
 }
