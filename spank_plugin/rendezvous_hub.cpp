@@ -130,8 +130,8 @@ void RendezvousHub::State::admit(uv_stream_t *server) {
 }
 
 void RendezvousHub::State::closeStalePeers() {
-    const auto limit = std::chrono::steady_clock::now() -
-                       std::chrono::milliseconds(settings.handshakeDeadlineMs);
+    const auto limit =
+        std::chrono::steady_clock::now() - std::chrono::milliseconds(settings.handshakeDeadlineMs);
     std::vector<uvnet::FrameConnection *> stale;
     for (auto &[c, u] : pending)
         if (u.since < limit)
@@ -319,8 +319,8 @@ bool resolve(const std::string &host, sockaddr_storage &out, std::string &numeri
     std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
     std::memcpy(&out, res->ai_addr, res->ai_addrlen);
     char text[NI_MAXHOST] = {};
-    if (getnameinfo(res->ai_addr, res->ai_addrlen, text, sizeof text, nullptr, 0,
-                    NI_NUMERICHOST) != 0) {
+    if (getnameinfo(res->ai_addr, res->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) !=
+        0) {
         error = "cannot print the rendezvous address of '" + host + "'";
         return false;
     }
@@ -353,8 +353,8 @@ int bindListener(uv_tcp_t *listener, const RendezvousHub::Settings &s, std::stri
     const unsigned first = s.portMin == 0 ? 0u : std::random_device{}() % count;
     int rc = -EADDRINUSE;
     for (unsigned i = 0; i < count && rc == -EADDRINUSE; ++i) {
-        setPort(addr, s.portMin == 0 ? 0
-                                     : static_cast<std::uint16_t>(s.portMin + (first + i) % count));
+        setPort(addr,
+                s.portMin == 0 ? 0 : static_cast<std::uint16_t>(s.portMin + (first + i) % count));
         rc = bind(fd, reinterpret_cast<const sockaddr *>(&addr), len) == 0 ? 0 : -errno;
     }
     if (rc != 0) {
@@ -386,8 +386,7 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
     st->events = std::move(events);
     st->settings = settings;
     // Room for every server to be mid-handshake at once, several times over.
-    st->maxUnauthenticated =
-        std::max(settings.maxUnauthenticated, 4 * st->serverNodes.size());
+    st->maxUnauthenticated = std::max(settings.maxUnauthenticated, 4 * st->serverNodes.size());
 
     uv_loop_init(&st->loop);
     uv_tcp_init(&st->loop, &st->listener);

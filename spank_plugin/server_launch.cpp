@@ -95,8 +95,8 @@ constexpr int kReadyFd = 3;
     const int err = fcntl(l.logFd ? l.logFd.get() : devnull, F_DUPFD_CLOEXEC, 10);
     const int in = fcntl(devnull, F_DUPFD_CLOEXEC, 10);
     const int ready = fcntl(readySock, F_DUPFD_CLOEXEC, 10);
-    if (err < 0 || in < 0 || ready < 0 || dup2(in, 0) < 0 || dup2(in, 1) < 0 ||
-        dup2(err, 2) < 0 || dup2(ready, kReadyFd) < 0)
+    if (err < 0 || in < 0 || ready < 0 || dup2(in, 0) < 0 || dup2(in, 1) < 0 || dup2(err, 2) < 0 ||
+        dup2(ready, kReadyFd) < 0)
         _exit(123);
     closeFrom(kReadyFd + 1);
     if (!dropToUser(l.uid, l.gid))
@@ -325,10 +325,10 @@ bool runAsUser(uid_t uid, gid_t gid, const std::function<bool()> &work, int time
 std::vector<std::pair<int, rlim_t>>
 jobSoftLimits(const std::function<std::optional<std::string>(const char *)> &getenv) {
     static const std::pair<const char *, int> names[] = {
-        {"SLURM_RLIMIT_CPU", RLIMIT_CPU},       {"SLURM_RLIMIT_FSIZE", RLIMIT_FSIZE},
-        {"SLURM_RLIMIT_DATA", RLIMIT_DATA},     {"SLURM_RLIMIT_STACK", RLIMIT_STACK},
-        {"SLURM_RLIMIT_CORE", RLIMIT_CORE},     {"SLURM_RLIMIT_RSS", RLIMIT_RSS},
-        {"SLURM_RLIMIT_NPROC", RLIMIT_NPROC},   {"SLURM_RLIMIT_NOFILE", RLIMIT_NOFILE},
+        {"SLURM_RLIMIT_CPU", RLIMIT_CPU},         {"SLURM_RLIMIT_FSIZE", RLIMIT_FSIZE},
+        {"SLURM_RLIMIT_DATA", RLIMIT_DATA},       {"SLURM_RLIMIT_STACK", RLIMIT_STACK},
+        {"SLURM_RLIMIT_CORE", RLIMIT_CORE},       {"SLURM_RLIMIT_RSS", RLIMIT_RSS},
+        {"SLURM_RLIMIT_NPROC", RLIMIT_NPROC},     {"SLURM_RLIMIT_NOFILE", RLIMIT_NOFILE},
         {"SLURM_RLIMIT_MEMLOCK", RLIMIT_MEMLOCK}, {"SLURM_RLIMIT_AS", RLIMIT_AS},
     };
     std::vector<std::pair<int, rlim_t>> out;

@@ -15,7 +15,8 @@ namespace stepmap::plugin {
 struct SiteConfig {
     std::string server;          // the stepmap-stepd executable
     std::string tmpdir = "/tmp"; // where node servers make their private directories
-    std::string hubAddress; // address node servers use to reach srun; default: srun host toward slurmctld
+    std::string
+        hubAddress; // address node servers use to reach srun; default: srun host toward slurmctld
     // How node servers authenticate their PMIx clients: "munge" (the uid a
     // client claims is checked through munged) or "native" (believed).
     std::string clientAuth = "munge";

@@ -17,8 +17,8 @@
 #include "wire/secret.hpp"
 
 #include <netdb.h>
-#include <sys/socket.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -87,8 +87,7 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
             s.portMin = conf->srun_port_range[0];
             s.portMax = conf->srun_port_range[1];
         }
-        if (s.host.empty() && conf->control_cnt > 0 && conf->control_addr &&
-            conf->control_addr[0])
+        if (s.host.empty() && conf->control_cnt > 0 && conf->control_addr && conf->control_addr[0])
             s.host = localAddressToward(conf->control_addr[0]);
         slurm_free_ctl_conf(conf);
     }

@@ -144,8 +144,8 @@ int StepdSide::userInit(spank_t sp) {
     // take in advance; the server checks it is its own and private.
     auto dir = os::makePrivateDirectory(site_.tmpdir, "stepmap." + stepTag + "." + nodeName + ".");
     if (!dir) {
-        logError("the PMIx server for step " + stepTag + " cannot have its directory: " +
-                 dir.error().message);
+        logError("the PMIx server for step " + stepTag +
+                 " cannot have its directory: " + dir.error().message);
         return -1;
     }
     tmpdir_ = dir.value();
@@ -185,9 +185,8 @@ int StepdSide::userInit(spank_t sp) {
         // one that exists or a link.
         const std::string path =
             site_.logDir + "/stepmap-stepd." + stepTag + "." + nodeName + ".log";
-        launch.logFd.reset(open(path.c_str(),
-                                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC,
-                                0600));
+        launch.logFd.reset(open(
+            path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600));
         if (!launch.logFd)
             logError("cannot create the server's log " + path + ": " + std::strerror(errno) +
                      "; the server runs without a log");
@@ -266,7 +265,8 @@ void StepdSide::removeServerDirectory() {
     // change it while we remove it: remove it as that user, so nothing
     // else can be reached whatever they swap in.
     const std::string dir = tmpdir_;
-    if (!runAsUser(uid_, gid_, [&dir] { return os::removeTree(dir); }, 5000))
+    if (!runAsUser(
+            uid_, gid_, [&dir] { return os::removeTree(dir); }, 5000))
         logError("could not remove the server's directory " + dir);
     tmpdir_.clear();
 }

@@ -207,8 +207,8 @@ void HubLink::finishModex(std::uint64_t id, pmix_status_t status, std::string da
     auto pending = std::move(it->second);
     modex_.erase(it);
     if (status != PMIX_SUCCESS)
-        logLine("direct modex for rank " + std::to_string(pending.rank) + " failed: " +
-                PMIx_Error_string(status) + " (" + reason + ")");
+        logLine("direct modex for rank " + std::to_string(pending.rank) +
+                " failed: " + PMIx_Error_string(status) + " (" + reason + ")");
     uv_timer_stop(pending.timer);
     uv_close(reinterpret_cast<uv_handle_t *>(pending.timer),
              [](uv_handle_t *h) { delete static_cast<ModexTimer *>(h->data); });

@@ -5,11 +5,11 @@
 
 #include "hub_link.hpp"
 #include "pmix_host.hpp"
-#include "wire/ready_report.hpp"
 #include "server_log.hpp"
 #include "step_config.hpp"
 #include "step_directory.hpp"
 #include "step_topology.hpp"
+#include "wire/ready_report.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

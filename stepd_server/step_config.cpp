@@ -19,7 +19,7 @@ bool toInt(std::string_view s, long long lo, long long hi, long long &out) {
 
 Expected<StepConfig> parseStepConfig(int argc, char **argv) {
     static const char *known[] = {
-        "--nspace",    "--node-index",     "--tmpdir",     "--hub",         "--ready-fd",
+        "--nspace",    "--node-index",     "--tmpdir",     "--hub",          "--ready-fd",
         "--watch-pid", "--dmodex-timeout", "--step-cores", "--topology-xml", "--client-auth"};
     std::map<std::string, std::string> args;
     for (int i = 1; i < argc; ++i) {

@@ -22,7 +22,7 @@ struct StepConfig {
     int watchPid = 0;   // slurmstepd: the server leaves when it is gone
     int dmodexTimeoutSec = 60;
     std::string clientAuth = "munge"; // PMIx psec: munge or native
-    std::string stepCores;   // Slurm's cores of the step here ("0-1"), hwloc logical order
+    std::string stepCores;            // Slurm's cores of the step here ("0-1"), hwloc logical order
     std::string topologyXml; // tests: this node's hardware from a file instead of the machine
 };
 

@@ -8,7 +8,7 @@ namespace stepmap::wire {
 
 namespace {
 
-constexpr std::size_t kMaxVariables = 64;    // per rank; PMIx 4.2 sets about a dozen
+constexpr std::size_t kMaxVariables = 64; // per rank; PMIx 4.2 sets about a dozen
 constexpr std::size_t kMaxKey = 128;
 constexpr std::size_t kMaxValue = 4096;
 constexpr std::size_t kMaxMessage = 512;     // of an ERROR line, as shown in logs

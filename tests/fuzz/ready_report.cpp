@@ -4,8 +4,8 @@
 // with s = 1 + byte / 8; the rest is the report. A report it accepts must
 // survive encodeReadyReport and decodeReadyReport unchanged.
 
-#include "fuzz_check.hpp"
 #include "wire/ready_report.hpp"
+#include "fuzz_check.hpp"
 
 #include <map>
 

@@ -14,8 +14,7 @@ using namespace stepmap;
 
 namespace {
 
-template <class Msg>
-void roundTrip(const std::optional<Msg> &msg, const std::string &payload) {
+template <class Msg> void roundTrip(const std::optional<Msg> &msg, const std::string &payload) {
     if (msg)
         fuzz::check(wire::encode(*msg) == payload, "payload changed in decode/encode");
 }

@@ -7,8 +7,8 @@
 #include "wire/payloads.hpp"
 #include "wire/secret.hpp"
 
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>

@@ -6,13 +6,20 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static unsigned from_env(const char *name, unsigned fallback)
-{
+static unsigned from_env(const char *name, unsigned fallback) {
     const char *v = getenv(name);
     return v ? (unsigned)strtoul(v, NULL, 10) : fallback;
 }
 
-uid_t getuid(void) { return from_env("FAKE_UID", 65534); }
-uid_t geteuid(void) { return from_env("FAKE_UID", 65534); }
-gid_t getgid(void) { return from_env("FAKE_GID", 65534); }
-gid_t getegid(void) { return from_env("FAKE_GID", 65534); }
+uid_t getuid(void) {
+    return from_env("FAKE_UID", 65534);
+}
+uid_t geteuid(void) {
+    return from_env("FAKE_UID", 65534);
+}
+gid_t getgid(void) {
+    return from_env("FAKE_GID", 65534);
+}
+gid_t getegid(void) {
+    return from_env("FAKE_GID", 65534);
+}

@@ -6,8 +6,7 @@
 
 #include <stdio.h>
 
-int main(void)
-{
+int main(void) {
     pmix_proc_t me;
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS) {

@@ -13,7 +13,8 @@ TEST(ReadyReport, RoundTrip) {
     auto got = decodeReadyReport(encodeReadyReport(envs), {0, 4});
     ASSERT_TRUE(got) << got.error().message;
     ASSERT_EQ(got->size(), 2u);
-    EXPECT_EQ(got->at(0)[1], (std::pair<std::string, std::string>{"PMIX_NAMESPACE", "stepmap.1.0"}));
+    EXPECT_EQ(got->at(0)[1],
+              (std::pair<std::string, std::string>{"PMIX_NAMESPACE", "stepmap.1.0"}));
     EXPECT_EQ(got->at(4).size(), 1u);
 }
 
