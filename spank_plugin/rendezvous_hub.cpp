@@ -79,17 +79,20 @@ struct RendezvousHub::State {
 
 namespace {
 
+// An address as text, e.g. "10.1.2.3"; "?" if it cannot be printed.
+std::string numericText(const sockaddr *addr, socklen_t len) {
+    char text[NI_MAXHOST] = {};
+    if (getnameinfo(addr, len, text, sizeof text, nullptr, 0, NI_NUMERICHOST) != 0)
+        return "?";
+    return text;
+}
+
 std::string peerAddress(uvnet::FrameConnection &c) {
     sockaddr_storage addr{};
     int len = sizeof addr;
-    char text[64] = "?";
-    if (uv_tcp_getpeername(c.tcp(), reinterpret_cast<sockaddr *>(&addr), &len) == 0) {
-        if (addr.ss_family == AF_INET6)
-            uv_ip6_name(reinterpret_cast<sockaddr_in6 *>(&addr), text, sizeof text);
-        else
-            uv_ip4_name(reinterpret_cast<sockaddr_in *>(&addr), text, sizeof text);
-    }
-    return text;
+    if (uv_tcp_getpeername(c.tcp(), reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+        return "?";
+    return numericText(reinterpret_cast<sockaddr *>(&addr), static_cast<socklen_t>(len));
 }
 
 } // namespace
@@ -304,9 +307,15 @@ void RendezvousHub::State::stopLoop() {
 
 namespace {
 
+void setPort(sockaddr_storage &addr, std::uint16_t port) {
+    if (addr.ss_family == AF_INET6)
+        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
+}
+
 // The first address of host (a name or a numeric address).
-bool resolve(const std::string &host, sockaddr_storage &out, std::string &numeric,
-             std::string &error) {
+bool resolve(const std::string &host, sockaddr_storage &out, std::string &error) {
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_ADDRCONFIG;
@@ -318,21 +327,38 @@ bool resolve(const std::string &host, sockaddr_storage &out, std::string &numeri
     }
     std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
     std::memcpy(&out, res->ai_addr, res->ai_addrlen);
-    char text[NI_MAXHOST] = {};
-    if (getnameinfo(res->ai_addr, res->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) !=
-        0) {
-        error = "cannot print the rendezvous address of '" + host + "'";
-        return false;
-    }
-    numeric = text;
     return true;
 }
 
-void setPort(sockaddr_storage &addr, std::uint16_t port) {
-    if (addr.ss_family == AF_INET6)
-        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
-    else
-        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
+// This host's address on the route to peer, as the routing table picks it
+// (a UDP socket's connect sends nothing).
+bool localAddressToward(const std::string &peer, sockaddr_storage &out) {
+    sockaddr_storage remote{};
+    std::string ignored;
+    if (!resolve(peer, remote, ignored))
+        return false;
+    int fd = socket(remote.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    setPort(remote, 9); // any port: only the route matters
+    socklen_t len = sizeof out;
+    const socklen_t remoteLen =
+        remote.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    const bool ok = connect(fd, reinterpret_cast<sockaddr *>(&remote), remoteLen) == 0 &&
+                    getsockname(fd, reinterpret_cast<sockaddr *>(&out), &len) == 0;
+    close(fd);
+    return ok;
+}
+
+// Where to listen, by Settings' order of preference.
+bool listenAddress(const RendezvousHub::Settings &s, sockaddr_storage &out, std::string &error) {
+    if (!s.host.empty())
+        return resolve(s.host, out, error);
+    if (!s.toward.empty() && localAddressToward(s.toward, out))
+        return true;
+    char name[256] = {};
+    return resolve(gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "127.0.0.1", out,
+                   error);
 }
 
 // Binds to host on a port of [portMin, portMax] (any if 0), starting at a
@@ -341,8 +367,10 @@ void setPort(sockaddr_storage &addr, std::uint16_t port) {
 int bindListener(uv_tcp_t *listener, const RendezvousHub::Settings &s, std::string &numeric,
                  std::string &error) {
     sockaddr_storage addr{};
-    if (!resolve(s.host, addr, numeric, error))
+    if (!listenAddress(s, addr, error))
         return UV_EINVAL;
+    numeric = numericText(reinterpret_cast<const sockaddr *>(&addr),
+                          addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
     int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -errno;
@@ -401,7 +429,8 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
                                s->admit(server);
                        });
     if (rc != 0) {
-        error = "cannot listen for the step's servers on " + settings.host + ": " +
+        error = "cannot listen for the step's servers on " +
+                (settings.host.empty() ? std::string("this host") : settings.host) + ": " +
                 (bindError.empty() ? std::string(uv_strerror(rc)) : bindError);
         uv_close(reinterpret_cast<uv_handle_t *>(&st->listener), nullptr);
         uv_run(&st->loop, UV_RUN_DEFAULT);

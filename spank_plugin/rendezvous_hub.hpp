@@ -24,10 +24,14 @@ public:
     };
 
     struct Settings {
-        // Where to listen: the address the node servers use to reach srun
-        // (a name is resolved here, once), and Slurm's SrunPortRange if the
-        // site sets one (0, 0: any free port).
-        std::string host = "127.0.0.1";
+        // Where to listen: the address the node servers use to reach srun.
+        // host if given (a name is resolved here, once); else this host's
+        // address on the route to `toward` (slurmctld: the cluster's
+        // network, as Slurm's daemons see srun; not what the host name
+        // resolves to, which may be 127.0.1.1); else the host name.
+        std::string host;
+        std::string toward;
+        // Slurm's SrunPortRange if the site sets one (0, 0: any free port).
         std::uint16_t portMin = 0, portMax = 0;
         // A server that has not joined by then (it died or cannot reach
         // srun) is a failure: nobody else would notice it.

@@ -18,7 +18,6 @@
 
 #include <netdb.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -46,34 +45,8 @@ std::optional<std::string> env(const char *name) {
     return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
-// This host's address on the way to `peer` (a name or address): what the
-// routing table picks, found with an unconnected UDP socket (nothing is
-// sent). Empty if peer does not resolve.
-std::string localAddressToward(const std::string &peer) {
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_DGRAM;
-    addrinfo *res = nullptr;
-    if (getaddrinfo(peer.c_str(), "6817", &hints, &res) != 0 || !res)
-        return {};
-    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
-    int fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return {};
-    sockaddr_storage local{};
-    socklen_t len = sizeof local;
-    char text[NI_MAXHOST] = {};
-    const bool ok = connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
-                    getsockname(fd, reinterpret_cast<sockaddr *>(&local), &len) == 0 &&
-                    getnameinfo(reinterpret_cast<sockaddr *>(&local), len, text, sizeof text,
-                                nullptr, 0, NI_NUMERICHOST) == 0;
-    close(fd);
-    return ok ? text : std::string();
-}
-
-// Where the step's rendezvous listens: the site's hub_address, else the
-// address this host uses to reach slurmctld (the cluster's network, as
-// Slurm's own daemons see srun; not whatever the host name resolves to,
-// which may be 127.0.1.1 or another network), else this host's name;
+// Where the step's rendezvous listens (see RendezvousHub::Settings): the
+// site's hub_address, else the address this host uses to reach slurmctld;
 // within Slurm's SrunPortRange if the site sets one. One RPC, only for
 // stepmap's steps.
 RendezvousHub::Settings hubSettings(const SiteConfig &site) {
@@ -87,13 +60,9 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
             s.portMin = conf->srun_port_range[0];
             s.portMax = conf->srun_port_range[1];
         }
-        if (s.host.empty() && conf->control_cnt > 0 && conf->control_addr && conf->control_addr[0])
-            s.host = localAddressToward(conf->control_addr[0]);
+        if (conf->control_cnt > 0 && conf->control_addr && conf->control_addr[0])
+            s.toward = conf->control_addr[0];
         slurm_free_ctl_conf(conf);
-    }
-    if (s.host.empty()) {
-        char name[256] = {};
-        s.host = gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "127.0.0.1";
     }
     return s;
 }
@@ -564,6 +533,7 @@ int SrunSide::localUserInit(spank_t sp) {
     for (const std::string &note : psiNotes_)
         logVerbose(note);
 
+    const auto hubStarted = std::chrono::steady_clock::now();
     std::string secret = wire::generateSecretHex();
     std::string error;
     RendezvousHub::Events events;
@@ -590,8 +560,13 @@ int SrunSide::localUserInit(spank_t sp) {
         return -1;
     }
     const std::string address = hub_->address();
+    const double hubMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hubStarted)
+            .count();
+    char cost[32];
+    std::snprintf(cost, sizeof cost, "%.3f", hubMs);
     logVerbose("rendezvous of step " + std::to_string(jobId) + "." + std::to_string(stepId) +
-               " at " + address);
+               " at " + address + " (ready in " + cost + " ms)");
     setenv("STEPMAP_HUB", address.c_str(), 1);
     setenv("STEPMAP_SECRET", secret.c_str(), 1);
     return 0;

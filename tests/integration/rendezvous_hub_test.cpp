@@ -99,6 +99,19 @@ bool closedByPeer(int fd, int timeoutMs) {
     return false;
 }
 
+// Closes whatever the test left on loop and waits until libuv is done.
+void closeLoop(uv_loop_t *loop) {
+    uv_walk(
+        loop,
+        [](uv_handle_t *h, void *) {
+            if (!uv_is_closing(h))
+                uv_close(h, nullptr);
+        },
+        nullptr);
+    while (uv_loop_close(loop) == UV_EBUSY)
+        uv_run(loop, UV_RUN_NOWAIT);
+}
+
 template <class Pred> bool runUntil(uv_loop_t *loop, Pred done) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!done()) {
@@ -128,15 +141,7 @@ protected:
     }
     void TearDown() override {
         hub.reset();
-        uv_walk(
-            &loop,
-            [](uv_handle_t *h, void *) {
-                if (!uv_is_closing(h))
-                    uv_close(h, nullptr);
-            },
-            nullptr);
-        while (uv_loop_close(&loop) == UV_EBUSY)
-            uv_run(&loop, UV_RUN_NOWAIT);
+        closeLoop(&loop);
     }
 
     uv_loop_t loop{};
@@ -262,6 +267,15 @@ TEST(HubListening, BindsOnlyToTheAddressTheNodesUse) {
     EXPECT_LT(other, 0);
     if (other >= 0)
         close(other);
+}
+
+TEST(HubListening, WithoutAnAddressListensWhereTheRouteToSlurmctldLeaves) {
+    plugin::RendezvousHub::Settings s;
+    s.toward = "127.0.0.1"; // slurmctld on this host: the route is loopback
+    std::string error;
+    auto hub = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
+    ASSERT_TRUE(hub) << error;
+    EXPECT_EQ(hub->address(), "127.0.0.1:" + std::to_string(hub->port()));
 }
 
 TEST(HubListening, StaysInsideSrunPortRange) {
@@ -398,13 +412,5 @@ TEST(HubFlood, AFloodFromOneHostDoesNotEvictOtherHostsServers) {
     }
     for (int fd : flood)
         close(fd);
-    uv_walk(
-        &loop,
-        [](uv_handle_t *h, void *) {
-            if (!uv_is_closing(h))
-                uv_close(h, nullptr);
-        },
-        nullptr);
-    while (uv_loop_close(&loop) == UV_EBUSY)
-        uv_run(&loop, UV_RUN_NOWAIT);
+    closeLoop(&loop);
 }
