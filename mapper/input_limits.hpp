@@ -22,6 +22,9 @@ inline constexpr int kMaxCpusPerNode = 1 << 16;
 // The highest CPU index (logical or OS) a binding in a plan may name.
 inline constexpr std::uint32_t kMaxCpuId = kMaxCpusPerNode - 1;
 
+// Nodes one job or step may ask for (-N), as many as one hostlist may name.
+inline constexpr int kMaxNodes = 1 << 20;
+
 // Names one hostlist expression may expand to.
 inline constexpr std::size_t kMaxHostlistNames = std::size_t{1} << 20;
 

@@ -43,6 +43,16 @@ struct RankPlacement {
     bool operator==(const RankPlacement &) const = default;
 };
 
+// How firmly the user asked for the plan's bindings. srun plans from
+// Slurm's view of the job's CPUs; each node then resolves every binding
+// against the CPUs the step really holds there (its cgroup), as PRRTE binds
+// within its allocation: the CPUs of the bound object inside the step.
+enum class BindingRequest : std::uint8_t {
+    Default = 0, // mpirun's default binding: unbound on a node where it falls outside the step
+    Objects = 1, // --bind-to package/numa/l*cache: the object's CPUs in the step, none: error
+    Cpus = 2,    // core/hwthread, PE=n, pe-list, rankfile slots: every CPU or an error
+};
+
 struct LaunchPlan {
     // Every node that runs at least one rank, in mapping order (the order of
     // the filtered node list).
@@ -50,6 +60,7 @@ struct LaunchPlan {
     std::vector<RankPlacement> ranks; // indexed by rank
     // Some node runs more ranks than its slots or its Slurm CPUs.
     bool oversubscribed = false;
+    BindingRequest bindingRequest = BindingRequest::Default;
     // The distinct CPU sets ranks are bound to (RankPlacement::binding);
     // a few per node shape for regular layouts.
     std::vector<CpuBinding> bindings;

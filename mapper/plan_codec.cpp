@@ -121,7 +121,11 @@ std::string encodePlan(const LaunchPlan &plan) {
     out += ';' + compressHostlist(names);
     out += ';' + formatCounts(slots);
     out += ';' + formatCounts(maxSlots);
-    out += plan.oversubscribed ? ";1;" : ";0;";
+    // Flags: 1 oversubscribed, plus 2 x the binding request (0-2).
+    out +=
+        ';' +
+        std::to_string((plan.oversubscribed ? 1 : 0) + 2 * static_cast<int>(plan.bindingRequest)) +
+        ';';
     out += detail::formatBlocks(detail::blocksFromNodes(values));
     if (!extended)
         return out;
@@ -278,8 +282,8 @@ Expected<LaunchPlan> decodePlan(std::string_view text, const PlanLimits &limits)
     auto maxSlots = parseCounts(fields[3], names->size(), true, "max_slots counts");
     if (!maxSlots)
         return maxSlots.error();
-    if (fields[4] != "0" && fields[4] != "1")
-        return invalid("the oversubscribed flag is " + excerpt(fields[4]) + ", not 0 or 1");
+    if (fields[4].size() != 1 || fields[4][0] < '0' || fields[4][0] > '5')
+        return invalid("the flags field is " + excerpt(fields[4]) + ", not a digit from 0 to 5");
     auto rankNodes = detail::nodesFromBlocks(fields[5], static_cast<std::uint32_t>(names->size()),
                                              limits.maxRanks);
     if (!rankNodes)
@@ -292,7 +296,8 @@ Expected<LaunchPlan> decodePlan(std::string_view text, const PlanLimits &limits)
     plan.ranks.reserve(rankNodes->size());
     for (std::uint32_t node : rankNodes.value())
         plan.ranks.push_back(RankPlacement{node, 0, 0});
-    plan.oversubscribed = fields[4] == "1";
+    plan.oversubscribed = (fields[4][0] - '0') % 2 == 1;
+    plan.bindingRequest = static_cast<BindingRequest>((fields[4][0] - '0') / 2);
 
     if (extended) {
         const std::size_t ranks = plan.ranks.size();

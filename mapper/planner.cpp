@@ -271,6 +271,41 @@ struct AppPlan {
 
 } // namespace
 
+// How firmly the request asks for its bindings (launch_plan.hpp): CPU-exact
+// requests, then object bindings the user named, else mpirun's default.
+static BindingRequest bindingRequestOf(const PlanRequest &request) {
+    BindingRequest out = BindingRequest::Default;
+    auto consider = [&out](const MapPolicy *map, const std::optional<BindPolicy> &bind,
+                           bool namesCpus) {
+        BindingRequest here = BindingRequest::Default;
+        if (bindsSomething(bind))
+            here = bind->to == BindTo::Core || bind->to == BindTo::Hwthread
+                       ? BindingRequest::Cpus
+                       : BindingRequest::Objects;
+        if (namesCpus || (map && (map->pe.value_or(1) > 1 || map->by == MapBy::PeList)))
+            here = BindingRequest::Cpus;
+        out = std::max(out, here);
+    };
+    bool namesCpus = false;
+    for (const SequenceEntry &entry : request.sequence)
+        namesCpus = namesCpus || !entry.cpus.empty();
+    if (request.rankfile)
+        for (const RankfileEntry &entry : request.rankfile->entries)
+            namesCpus = namesCpus || !entry.slots.empty();
+    consider(&request.map, request.bind, namesCpus);
+    for (const AppRequest &app : request.apps) {
+        bool appCpus = false;
+        if (app.rankfile)
+            for (const RankfileEntry &entry : app.rankfile->entries)
+                appCpus = appCpus || !entry.slots.empty();
+        if (app.sequence)
+            for (const SequenceEntry &entry : *app.sequence)
+                appCpus = appCpus || !entry.cpus.empty();
+        consider(app.map ? &*app.map : nullptr, app.bind ? app.bind : request.bind, appCpus);
+    }
+    return out;
+}
+
 Expected<PlanResult> planJob(const Allocation &allocation, const PlanRequest &request) {
     if (usesParaStationPlacement(request)) {
         auto plan = makeParaStationPlan(allocation, request);
@@ -695,6 +730,7 @@ Expected<PlanResult> planJob(const Allocation &allocation, const PlanRequest &re
     }
     result.procs = {};
     plan.bindings = std::move(result.bindings);
+    plan.bindingRequest = bindingRequestOf(request);
     if (!result.procDevices.empty()) {
         plan.deviceSets = std::move(result.deviceSets);
         plan.rankDevices = std::move(result.procDevices);

@@ -1,5 +1,6 @@
 #include "srun_command_line.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -8,112 +9,64 @@ namespace stepmap::plugin {
 
 namespace {
 
-// srun (22.05) short options that take a value.
-const std::set<char> kShortWithValue = {'A', 'b', 'B', 'c', 'C', 'd', 'D', 'e', 'G',
-                                        'i', 'J', 'L', 'm', 'M', 'n', 'N', 'o', 'p',
-                                        'q', 'r', 'S', 't', 'T', 'W', 'w', 'x'};
+struct Resolved {
+    std::string name;
+    bool stepmap = false;
+    const SrunOptionSpec *spec = nullptr; // srun's, when not stepmap's
+};
 
-// srun long options that take a value in the next word when not given "=".
-// Options whose value is optional ("--nice[=v]") only take it after "=".
-const std::set<std::string> kLongWithValue = {"account",
-                                              "acctg-freq",
-                                              "bb",
-                                              "bbf",
-                                              "bcast",
-                                              "bcast-exclude",
-                                              "begin",
-                                              "cpus-per-task",
-                                              "comment",
-                                              "cpu-freq",
-                                              "dependency",
-                                              "deadline",
-                                              "delay-boot",
-                                              "chdir",
-                                              "export",
-                                              "error",
-                                              "epilog",
-                                              "gres",
-                                              "gres-flags",
-                                              "input",
-                                              "jobid",
-                                              "job-name",
-                                              "licenses",
-                                              "clusters",
-                                              "distribution",
-                                              "mail-type",
-                                              "mail-user",
-                                              "mcs-label",
-                                              "mpi",
-                                              "ntasks",
-                                              "ntasks-per-node",
-                                              "nodes",
-                                              "output",
-                                              "het-group",
-                                              "partition",
-                                              "power",
-                                              "priority",
-                                              "prolog",
-                                              "profile",
-                                              "qos",
-                                              "relative",
-                                              "core-spec",
-                                              "signal",
-                                              "slurmd-debug",
-                                              "switches",
-                                              "task-epilog",
-                                              "task-prolog",
-                                              "thread-spec",
-                                              "threads",
-                                              "time",
-                                              "time-min",
-                                              "wait",
-                                              "wckey",
-                                              "cluster-constraint",
-                                              "constraint",
-                                              "mem",
-                                              "mincpus",
-                                              "reservation",
-                                              "tmp",
-                                              "nodelist",
-                                              "exclude",
-                                              "mem-per-cpu",
-                                              "sockets-per-node",
-                                              "cores-per-socket",
-                                              "threads-per-core",
-                                              "ntasks-per-core",
-                                              "ntasks-per-socket",
-                                              "cpus-per-gpu",
-                                              "gpus",
-                                              "gpu-bind",
-                                              "gpu-freq",
-                                              "gpus-per-node",
-                                              "gpus-per-socket",
-                                              "gpus-per-task",
-                                              "mem-per-gpu",
-                                              "cpu-bind",
-                                              "mem-bind",
-                                              "hint",
-                                              "network",
-                                              "extra-node-info",
-                                              "accel-bind",
-                                              "open-mode",
-                                              "uid",
-                                              "gid",
-                                              "tres-per-task",
-                                              "ntasks-per-gpu",
-                                              "ntasks-per-tres",
-                                              "container",
-                                              "kill-on-invalid-dep",
-                                              "resv-ports",
-                                              "cpus-per-gres",
-                                              "mpi-type"};
+// getopt_long's rule: an exact name wins, else a prefix of exactly one
+// option. Unknown or ambiguous: nullopt (srun reports it).
+std::optional<Resolved> resolveLong(const std::string &written,
+                                    const std::map<std::string, bool> &stepmapNames) {
+    if (stepmapNames.count(written))
+        return Resolved{written, true, nullptr};
+    for (const SrunOptionSpec &spec : srunOptionTable())
+        if (written == spec.name)
+            return Resolved{written, false, &spec};
+    std::optional<Resolved> found;
+    for (const auto &[name, _] : stepmapNames)
+        if (name.rfind(written, 0) == 0) {
+            if (found)
+                return std::nullopt;
+            found = Resolved{name, true, nullptr};
+        }
+    for (const SrunOptionSpec &spec : srunOptionTable())
+        if (std::string_view(spec.name).rfind(written, 0) == 0) {
+            if (found)
+                return std::nullopt;
+            found = Resolved{spec.name, false, &spec};
+        }
+    return found;
+}
 
-// srun options that set the layout; they fight a stepmap plan.
-const std::set<std::string> kLayoutLong = {
-    "nodes", "nodelist", "distribution", "relative", "ntasks-per-node", "exclude", "arbitrary"};
-const std::set<char> kLayoutShort = {'N', 'w', 'm', 'r', 'x'};
+const SrunOptionSpec *byLetter(char c) {
+    for (const SrunOptionSpec &spec : srunOptionTable())
+        if (spec.letter == c)
+            return &spec;
+    return nullptr;
+}
+
+void note(SrunCommandLine &out, const SrunOption &option) {
+    if (option.name == "ntasks")
+        out.ntasks = option.value;
+    else if (option.name == "mpi")
+        out.mpi = option.value;
+    else if (option.name == "multi-prog")
+        out.multiProg = true;
+    if (option.role == SrunOptionRole::Layout)
+        out.layoutOptions.push_back(option.written);
+    out.options.push_back(option);
+}
 
 } // namespace
+
+const SrunOption *SrunCommandLine::last(const std::string &name) const {
+    for (auto it = options.rbegin(); it != options.rend(); ++it)
+        if (it->name == name)
+            return &*it;
+    return nullptr;
+}
 
 std::vector<std::string> readOwnCommandLine() {
     std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -145,45 +98,82 @@ SrunCommandLine scanSrunCommandLine(const std::vector<std::string> &args,
             break;
         }
         if (a[1] == '-') {
-            std::string name = a.substr(2);
+            std::string written = a.substr(2);
             std::optional<std::string> value;
-            if (auto eq = name.find('='); eq != std::string::npos) {
-                value = name.substr(eq + 1);
-                name = name.substr(0, eq);
+            if (auto eq = written.find('='); eq != std::string::npos) {
+                value = written.substr(eq + 1);
+                written = written.substr(0, eq);
             }
-            auto mine = stepmapNames.find(name);
-            bool takesValue =
-                mine != stepmapNames.end() ? mine->second : kLongWithValue.count(name) > 0;
-            if (!value && takesValue && i + 1 < args.size())
+            auto resolved = resolveLong(written, stepmapNames);
+            if (!resolved)
+                continue; // unknown or ambiguous: srun says so
+            const std::size_t word = i;
+            bool takesNext = resolved->stepmap ? stepmapNames.at(resolved->name)
+                                               : resolved->spec->argument == SrunArgument::Required;
+            bool nextWord = false;
+            if (!value && takesNext && i + 1 < args.size()) {
                 value = args[++i];
-            if (mine != stepmapNames.end())
-                out.stepmapOptions[name] = value.value_or("");
-            else if (name == "ntasks")
-                out.ntasks = value;
-            else if (name == "mpi")
-                out.mpi = value;
-            else if (name == "multi-prog")
-                out.multiProg = true;
-            if (kLayoutLong.count(name))
-                out.layoutOptions.push_back("--" + name);
+                nextWord = true;
+            }
+            if (resolved->stepmap) {
+                out.stepmapOptions[resolved->name] = value.value_or("");
+                continue;
+            }
+            note(out, SrunOption{resolved->name, "--" + resolved->name, value, resolved->spec->role,
+                                 word, nextWord, 0});
             continue;
         }
         // A cluster of short options: "-lK", "-n4", "-n", "4".
         for (std::size_t k = 1; k < a.size(); ++k) {
-            char c = a[k];
-            if (kLayoutShort.count(c))
-                out.layoutOptions.push_back(std::string("-") + c);
-            if (!kShortWithValue.count(c))
+            const SrunOptionSpec *spec = byLetter(a[k]);
+            if (!spec)
+                continue; // unknown: srun says so
+            SrunOption option{
+                spec->name, std::string("-") + a[k], std::nullopt, spec->role, i, false, k};
+            if (spec->argument == SrunArgument::None) {
+                note(out, option);
                 continue;
-            std::optional<std::string> value;
-            if (k + 1 < a.size())
-                value = a.substr(k + 1);
-            else if (i + 1 < args.size())
-                value = args[++i];
-            if (c == 'n')
-                out.ntasks = value;
-            break;
+            }
+            if (k + 1 < a.size()) {
+                option.value = a.substr(k + 1);
+            } else if (spec->argument == SrunArgument::Required && i + 1 < args.size()) {
+                option.value = args[i + 1];
+                option.valueInNextWord = true;
+            }
+            note(out, option);
+            if (option.valueInNextWord)
+                ++i;
+            break; // the value ends the cluster
         }
+    }
+    return out;
+}
+
+std::vector<std::string> argumentsWithout(const std::vector<std::string> &args,
+                                          const SrunCommandLine &cmd,
+                                          const std::vector<SrunOptionRole> &roles) {
+    std::set<std::size_t> dropped;
+    std::map<std::size_t, std::size_t> cut; // word -> length kept
+    for (const SrunOption &option : cmd.options) {
+        if (std::find(roles.begin(), roles.end(), option.role) == roles.end())
+            continue;
+        if (option.valueInNextWord)
+            dropped.insert(option.word + 1);
+        if (option.letter <= 1) {
+            dropped.insert(option.word);
+        } else {
+            // Letters before it stay; a short option with a value ends the
+            // cluster, and flags removed from a cluster are not among roles.
+            auto &keep = cut.try_emplace(option.word, args[option.word].size()).first->second;
+            keep = std::min(keep, option.letter);
+        }
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (dropped.count(i))
+            continue;
+        auto c = cut.find(i);
+        out.push_back(c == cut.end() ? args[i] : args[i].substr(0, c->second));
     }
     return out;
 }

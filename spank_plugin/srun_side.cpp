@@ -1,7 +1,10 @@
 #include "srun_side.hpp"
 
 #include "allocation.hpp"
+#include "allocation_request.hpp"
+#include "allocation_shape.hpp"
 #include "host_list.hpp"
+#include "job_allocation.hpp"
 #include "job_map.hpp"
 #include "map_policy.hpp"
 #include "multi_prog.hpp"
@@ -13,9 +16,11 @@
 #include "quote.hpp"
 #include "rankfile.hpp"
 #include "srun_command_line.hpp"
+#include "step_nodes.hpp"
 #include "user_file.hpp"
 #include "wire/secret.hpp"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -94,6 +99,81 @@ Expected<std::string> readUserFile(const std::string &path) {
     return readBoundedFile(path);
 }
 
+// srun's input variables that shape an allocation, as set.
+std::map<std::string, std::string> allocationEnvironment() {
+    std::map<std::string, std::string> values;
+    for (const std::string &name : allocationVariables())
+        if (const char *value = std::getenv(name.c_str()))
+            values[name] = value;
+    return values;
+}
+
+// -N, -w and -x as srun would apply them to the step inside the job.
+Expected<StepNodeRequest> stepNodeRequest(const SrunCommandLine &cmd) {
+    StepNodeRequest req;
+    for (const SrunOption &option : cmd.options) {
+        if (option.role != SrunOptionRole::StepNodes)
+            continue;
+        const std::string value = option.value.value_or("");
+        if (option.name == "nodes") {
+            auto count = parseNodeCount(option.written, value);
+            if (!count)
+                return count.error();
+            req.count = count.value();
+            req.countOption = option.written;
+            continue;
+        }
+        // The names, as the allocation request reads them (files included).
+        SrunCommandLine one;
+        one.options.push_back(option);
+        auto names =
+            allocationRequestFor(one, {}, AllocationShape{}, "",
+                                 [](const std::string &path) { return readBoundedFile(path); });
+        if (!names)
+            return names.error();
+        if (option.name == "nodelist") {
+            req.include = names->requiredNodes;
+            req.includeOption = option.written;
+        } else {
+            req.exclude = names->excludedNodes;
+            req.excludeOption = option.written;
+        }
+    }
+    return req;
+}
+
+// The job srun runs in, when SLURM_JOB_ID names one: its nodes and CPUs
+// from the variables salloc/sbatch set, else from Slurm (one RPC).
+Expected<Allocation> jobAllocation(const std::string &jobId) {
+    auto nodeList = env("SLURM_JOB_NODELIST");
+    auto cpus = env("SLURM_JOB_CPUS_PER_NODE");
+    if (nodeList && cpus) {
+        auto a = allocationFromSlurm(*nodeList, *cpus);
+        if (!a)
+            return UserError{"cannot read the job's allocation: " + a.error().message};
+        return a;
+    }
+    const uint32_t id = static_cast<uint32_t>(std::strtoul(jobId.c_str(), nullptr, 10));
+    resource_allocation_response_msg_t *resp = nullptr;
+    if (!id || slurm_allocation_lookup(id, &resp) != SLURM_SUCCESS || !resp)
+        return UserError{"SLURM_JOB_ID=" + jobId + " names no job of yours that Slurm knows: " +
+                         slurm_strerror(slurm_get_errno())};
+    std::string counts;
+    for (uint32_t i = 0; i < resp->num_cpu_groups; ++i) {
+        counts += (counts.empty() ? "" : ",") + std::to_string(resp->cpus_per_node[i]);
+        if (resp->cpu_count_reps[i] > 1)
+            counts += "(x" + std::to_string(resp->cpu_count_reps[i]) + ")";
+    }
+    std::string nodes = resp->node_list ? resp->node_list : "";
+    slurm_free_resource_allocation_response_msg(resp);
+    auto a = allocationFromSlurm(nodes, counts);
+    if (!a)
+        return UserError{"cannot read job " + jobId + "'s allocation: " + a.error().message};
+    setenv("SLURM_JOB_NODELIST", nodes.c_str(), 1);
+    setenv("SLURM_JOB_CPUS_PER_NODE", counts.c_str(), 1);
+    return a;
+}
+
 struct NodeTableFree {
     void operator()(node_info_msg_t *table) const { slurm_free_node_info_msg(table); }
 };
@@ -138,6 +218,33 @@ std::vector<NodeFigures> nodeFigures(const node_info_msg_t &table, const Allocat
         figures.push_back(std::move(f));
     }
     return figures;
+}
+
+// PSI_NODES without an allocation indexes the usable nodes of the cluster
+// in Slurm's order (ParaStation's node ids); as names, they are nodes the
+// user named, which the allocation request may pass to Slurm.
+Expected<NodePool> poolIndicesAsNames(const NodePool &pool, const node_info_msg_t &table) {
+    std::vector<std::string> usable;
+    for (uint32_t i = 0; i < table.record_count; ++i) {
+        const node_info_t &n = table.node_array[i];
+        if (!n.name)
+            continue;
+        uint32_t base = n.node_state & NODE_STATE_BASE;
+        if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE ||
+            (n.node_state & NODE_STATE_DRAIN))
+            continue;
+        usable.push_back(n.name);
+    }
+    NodePool named;
+    named.kind = NodePool::Kind::Hosts;
+    for (std::uint32_t index : pool.indices) {
+        if (index >= usable.size())
+            return UserError{"PSI_NODES: node " + std::to_string(index) +
+                             " does not exist; Slurm has " + std::to_string(usable.size()) +
+                             " usable nodes, numbered from 0"};
+        named.names.push_back(usable[index]);
+    }
+    return named;
 }
 
 // Whether the request needs each node's hardware (cores, caches, NUMA):
@@ -226,15 +333,73 @@ void SrunSide::refuse(const std::string &message) {
     std::exit(EXIT_FAILURE);
 }
 
+namespace {
+
+// srun re-executes itself without -N/-w/-x when the plan replaces them (srun
+// ignores SLURM_HOSTFILE next to -w, and 23.11+ refuses -N with the
+// arbitrary distribution). The new image finds what the old one prepared:
+// "<pid>:<host file fd>:<plan ms>:<job>:<watcher fd>" (job 0: none). The pid
+// makes sure it is this process's, not inherited.
+constexpr const char *kReexecVariable = "STEPMAP_SRUN_REEXEC";
+
+struct Reexec {
+    int hostfileFd = -1;
+    double planMs = 0;
+    std::uint32_t job = 0;
+    int watcherFd = -1;
+};
+
+std::optional<Reexec> takeReexec() {
+    const char *value = std::getenv(kReexecVariable);
+    if (!value)
+        return std::nullopt;
+    std::string text = value;
+    unsetenv(kReexecVariable);
+    unsigned long pid = 0, job = 0;
+    Reexec r;
+    if (std::sscanf(text.c_str(), "%lu:%d:%lf:%lu:%d", &pid, &r.hostfileFd, &r.planMs, &job,
+                    &r.watcherFd) != 5 ||
+        pid != static_cast<unsigned long>(getpid()) || r.hostfileFd < 3)
+        return std::nullopt;
+    r.job = static_cast<std::uint32_t>(job);
+    return r;
+}
+
+} // namespace
+
 int SrunSide::init(spank_t) {
     auto started = std::chrono::steady_clock::now();
+    const std::vector<std::string> args = readOwnCommandLine();
+    auto cmd = scanSrunCommandLine(args, optionArity());
+    auto forwarded = forwardedOptions();
+    options_ = mergeOptions(cmd.stepmapOptions, forwarded);
+    planned_ = forwarded;
+    for (auto &[k, v] : cmd.stepmapOptions)
+        planned_[k] = v;
+
+    if (auto reexec = takeReexec()) {
+        // The previous image of this srun planned, allocated and set the
+        // environment; only the plan is needed again here.
+        auto decoded = decodePlan(env("STEPMAP_PLAN").value_or(""));
+        if (!decoded)
+            refuse("lost the plan across srun's restart: " + decoded.error().message);
+        active_ = true;
+        plan_ = std::move(decoded.value());
+        hostfileFd_ = reexec->hostfileFd;
+        fcntl(hostfileFd_, F_SETFD, FD_CLOEXEC);
+        planMs_ = reexec->planMs;
+        if (reexec->job) {
+            job_ = JobAllocation::adopt(reexec->job, reexec->watcherFd);
+            if (!job_)
+                refuse("lost job " + std::to_string(reexec->job) + " across srun's restart");
+        }
+        return 0;
+    }
+
     // What an outer stepmap step handed its tasks is not this step's: an
     // srun inside such a task must not carry it into its own step.
     for (const char *name : {"STEPMAP_PLAN", "STEPMAP_HUB", "STEPMAP_SECRET"})
         unsetenv(name);
-    auto cmd = scanSrunCommandLine(readOwnCommandLine(), optionArity());
-    auto forwarded = forwardedOptions();
-    options_ = mergeOptions(cmd.stepmapOptions, forwarded);
     const EnvironmentValues environment = psiEnvironment();
     const auto psiVariable = firstPsiVariable(environment);
     if (!options_.any() && !psiVariable)
@@ -244,9 +409,6 @@ int SrunSide::init(spank_t) {
         options_.any() ? "stepmap's placement options"
                        : "stepmap's placement (" + *psiVariable + " is set in the environment)";
     active_ = true;
-    planned_ = forwarded;
-    for (auto &[k, v] : cmd.stepmapOptions)
-        planned_[k] = v;
     ntasks_ = cmd.ntasks;
     if (cmd.multiProg)
         multiProgFile_ = cmd.program.value_or("");
@@ -255,12 +417,16 @@ int SrunSide::init(spank_t) {
         refuse("--mpi=" + *cmd.mpi + " conflicts with " + engaged +
                ": stepmap serves PMIx to this step itself. Remove --mpi (or use --mpi=none).");
     if (!cmd.layoutOptions.empty())
-        refuse(cmd.layoutOptions.front() + " cannot be combined with " + engaged +
-               ", which decides the layout; choose nodes with --host or --hostfile instead.");
+        refuse(cmd.layoutOptions.front() + " lays the tasks out itself, and " + engaged +
+               " decide the layout here; drop " + cmd.layoutOptions.front() +
+               " (choose nodes with -N, -w, -x, --host or --hostfile)");
 
-    auto planned = plan(environment);
-    if (!planned)
+    auto planned = plan(cmd, environment);
+    if (!planned) {
+        if (job_)
+            job_->release(1);
         refuse(planned.error().message);
+    }
 
     // Make Slurm start exactly the plan: one line per rank, in rank order,
     // with the arbitrary distribution (set before srun reads its environment,
@@ -269,14 +435,14 @@ int SrunSide::init(spank_t) {
     // no file on disk that an srun failing later could leave behind.
     int fd = memfd_create("stepmap-hostfile", MFD_CLOEXEC);
     if (fd < 0)
-        refuse(std::string("cannot create the step's host file: ") + std::strerror(errno));
+        fail(std::string("cannot create the step's host file: ") + std::strerror(errno));
     hostfileFd_ = fd;
     hostfilePath_ = "/proc/self/fd/" + std::to_string(fd);
     std::string lines;
     for (auto &r : plan_.ranks)
         lines += plan_.nodes[r.node].name + "\n";
     if (write(fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()))
-        refuse("cannot write the step's host file");
+        fail("cannot write the step's host file");
     lseek(fd, 0, SEEK_SET);
 
     setenv("SLURM_HOSTFILE", hostfilePath_.c_str(), 1);
@@ -298,9 +464,9 @@ int SrunSide::init(spank_t) {
     std::string encoded = encodePlan(plan_);
     // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN).
     if (encoded.size() + sizeof "STEPMAP_PLAN=" > 128 * 1024)
-        refuse("the launch plan is too irregular to pass to the nodes (" +
-               std::to_string(encoded.size()) +
-               " bytes encoded); use --map-by slot or nodes with equal CPU counts");
+        fail("the launch plan is too irregular to pass to the nodes (" +
+             std::to_string(encoded.size()) +
+             " bytes encoded); use --map-by slot or nodes with equal CPU counts");
     setenv("STEPMAP_PLAN", encoded.c_str(), 1);
 
     if (options_.displayMap || report_.display) {
@@ -316,43 +482,148 @@ int SrunSide::init(spank_t) {
     // its verbosity (local_user_init).
     planMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
                   .count();
+
+    // -N, -w, -x and --ntasks-per-node chose the nodes (and were checked
+    // against the plan); srun must not apply them again to the step, which
+    // the host file now lays out: run srun anew without them.
+    std::vector<std::string> rest =
+        argumentsWithout(args, cmd, {SrunOptionRole::StepNodes, SrunOptionRole::TasksPerNode});
+    if (rest.size() != args.size() ||
+        std::any_of(cmd.options.begin(), cmd.options.end(), [](const SrunOption &o) {
+            return o.role == SrunOptionRole::StepNodes || o.role == SrunOptionRole::TasksPerNode;
+        }))
+        reexecute(rest);
     return 0;
 }
 
-Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
-    auto nodeList = env("SLURM_JOB_NODELIST");
-    auto cpus = env("SLURM_JOB_CPUS_PER_NODE");
-    const bool ownAllocation = nodeList && cpus;
+void SrunSide::fail(const std::string &message) {
+    if (job_)
+        job_->release(1);
+    refuse(message);
+}
+
+void SrunSide::reexecute(const std::vector<std::string> &args) {
+    int flags = fcntl(hostfileFd_, F_GETFD);
+    fcntl(hostfileFd_, F_SETFD, flags & ~FD_CLOEXEC);
+    int watcher = job_ ? job_->keepAcrossExec() : -1;
+    char value[128];
+    std::snprintf(value, sizeof value, "%ld:%d:%.3f:%lu:%d", static_cast<long>(getpid()),
+                  hostfileFd_, planMs_, static_cast<unsigned long>(job_ ? job_->jobId() : 0),
+                  watcher);
+    setenv(kReexecVariable, value, 1);
+    std::vector<char *> argv;
+    static char srunName[] = "srun";
+    argv.push_back(srunName);
+    for (const std::string &a : args)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    std::fflush(nullptr);
+    execv("/proc/self/exe", argv.data());
+    fail(std::string("cannot restart srun without its -N/-w/-x options: ") + std::strerror(errno));
+}
+
+Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValues &environment) {
+    PlanRequest req;
+    auto built = buildRequest(environment, req);
+    if (!built)
+        return built.error();
     NodeTable table; // Slurm's node table, loaded only when needed
+
     Allocation alloc;
-    if (ownAllocation) {
-        auto a = allocationFromSlurm(*nodeList, *cpus);
+    if (auto jobId = env("SLURM_JOB_ID")) {
+        auto a = jobAllocation(*jobId);
         if (!a)
-            return UserError{"cannot read the job's allocation: " + a.error().message};
+            return a.error();
         alloc = std::move(a.value());
     } else {
-        // srun makes its own allocation: plan over the partition's usable
-        // nodes; the host file then asks Slurm for exactly the planned ones.
-        auto loaded = loadNodeTable();
-        if (!loaded)
-            return loaded.error();
-        table = std::move(loaded.value());
-        const node_info_msg_t *nodes = table.get();
-        for (uint32_t i = 0; i < nodes->record_count; ++i) {
-            const node_info_t &n = nodes->node_array[i];
-            if (!n.name)
-                continue;
-            uint32_t base = n.node_state & NODE_STATE_BASE;
-            if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE ||
-                (n.node_state & NODE_STATE_DRAIN))
-                continue;
-            alloc.nodes.push_back({n.name, static_cast<int>(n.cpus)});
+        // No allocation yet: ask Slurm's scheduler for one shaped by what the
+        // user asked, then plan inside it as inside salloc.
+        if (req.parastation.pool && req.parastation.pool->kind == NodePool::Kind::Nodes) {
+            auto loaded = loadNodeTable();
+            if (!loaded)
+                return loaded.error();
+            table = std::move(loaded.value());
+            auto named = poolIndicesAsNames(*req.parastation.pool, *table);
+            if (!named)
+                return named.error();
+            req.parastation.pool = std::move(named.value());
         }
-        if (alloc.nodes.empty())
-            return UserError{"Slurm reports no usable nodes to place the step on"};
+        auto shape = allocationShapeFor(req);
+        if (!shape)
+            return shape.error();
+        auto areq = allocationRequestFor(
+            cmd, allocationEnvironment(), shape.value(), cmd.program.value_or("srun"),
+            [](const std::string &path) { return readBoundedFile(path); });
+        if (!areq)
+            return areq.error();
+        auto granted = JobAllocation::request(areq.value());
+        if (!granted)
+            return granted.error();
+        job_ = std::move(granted.value());
+        job_->exportJobVariables();
+        auto a = allocationFromSlurm(job_->nodeList(), job_->cpusPerNode());
+        if (!a)
+            return UserError{"cannot read job " + std::to_string(job_->jobId()) +
+                             "'s allocation: " + a.error().message};
+        alloc = std::move(a.value());
+    }
+    // -N, -w, -x: the step's nodes within the job, as Slurm would choose them.
+    auto stepNodes = stepNodeRequest(cmd);
+    if (!stepNodes)
+        return stepNodes.error();
+    if (stepNodes->any()) {
+        auto chosen = selectStepNodes(alloc, stepNodes.value());
+        if (!chosen)
+            return chosen.error();
+        alloc = std::move(chosen.value());
     }
 
-    PlanRequest req;
+    // Sorting by load or processes needs Slurm's node table; nothing else
+    // does, so only then does srun ask slurmctld.
+    if (needsNodeFigures(req.parastation.nodesSort)) {
+        if (!table) {
+            auto loaded = loadNodeTable();
+            if (!loaded)
+                return loaded.error();
+            table = std::move(loaded.value());
+        }
+        req.parastation.figures = nodeFigures(*table, alloc, true);
+    }
+    if (needsHardware(req)) {
+        if (!table) {
+            auto loaded = loadNodeTable();
+            if (!loaded)
+                return loaded.error();
+            table = std::move(loaded.value());
+        }
+        auto attached = attachNodeModels(alloc, *table, true);
+        if (!attached)
+            return attached.error();
+    }
+    auto p = planJob(alloc, req);
+    if (!p)
+        return p.error();
+    // --ntasks-per-node is srun's, and must describe this plan.
+    if (const SrunOption *perNode = cmd.last("ntasks-per-node") ? cmd.last("ntasks-per-node")
+                                                                : cmd.last("tasks-per-node")) {
+        const LaunchPlan &plan = p.value().plan;
+        for (std::uint32_t n = 0; n < plan.nodes.size(); ++n) {
+            const std::size_t here = plan.ranksOn(n).size();
+            if (std::to_string(here) != perNode->value.value_or(""))
+                return UserError{perNode->written + " " + perNode->value.value_or("") +
+                                 " disagrees with the plan, which puts " + std::to_string(here) +
+                                 " ranks on " + plan.nodes[n].name + "; drop " + perNode->written +
+                                 " or change the placement options"};
+        }
+    }
+    plan_ = std::move(p.value().plan);
+    report_ = std::move(p.value().report);
+    allocation_ = std::move(alloc);
+    request_ = std::move(req);
+    return true;
+}
+
+Expected<bool> SrunSide::buildRequest(const EnvironmentValues &environment, PlanRequest &req) {
     if (ntasks_) {
         auto np = parseProcessCount(*ntasks_);
         if (!np)
@@ -442,35 +713,6 @@ Expected<bool> SrunSide::plan(const EnvironmentValues &environment) {
     if (!notes)
         return notes.error();
     psiNotes_ = std::move(notes.value());
-    // Sorting by load or processes needs Slurm's node table; nothing else
-    // does, so only then does srun ask slurmctld.
-    if (needsNodeFigures(req.parastation.nodesSort)) {
-        if (!table) {
-            auto loaded = loadNodeTable();
-            if (!loaded)
-                return loaded.error();
-            table = std::move(loaded.value());
-        }
-        req.parastation.figures = nodeFigures(*table, alloc, ownAllocation);
-    }
-    if (needsHardware(req)) {
-        if (!table) {
-            auto loaded = loadNodeTable();
-            if (!loaded)
-                return loaded.error();
-            table = std::move(loaded.value());
-        }
-        auto attached = attachNodeModels(alloc, *table, ownAllocation);
-        if (!attached)
-            return attached.error();
-    }
-    auto p = planJob(alloc, req);
-    if (!p)
-        return p.error();
-    plan_ = std::move(p.value().plan);
-    report_ = std::move(p.value().report);
-    allocation_ = std::move(alloc);
-    request_ = std::move(req);
     return true;
 }
 
@@ -584,6 +826,12 @@ int SrunSide::exit(spank_t) {
         hub_.reset();
     }
     int status = abortStatus_.load();
+    if (job_) {
+        // srun's own allocation would end here, with srun's status; the
+        // plugin knows the application's abort status, else success.
+        job_->release(status >= 0 ? status : (failed_.load() ? 1 : 0));
+        job_.reset();
+    }
     if (status >= 0) {
         // srun would report the killed ranks' signal; the step's status is
         // the one the application aborted with, as under mpirun.

@@ -5,6 +5,7 @@
 // created, and runs the step's rendezvous hub.
 
 #include "allocation.hpp"
+#include "job_allocation.hpp"
 #include "launch_plan.hpp"
 #include "options.hpp"
 #include "plan_report.hpp"
@@ -12,6 +13,7 @@
 #include "psi_environment.hpp"
 #include "rendezvous_hub.hpp"
 #include "site_config.hpp"
+#include "srun_command_line.hpp"
 
 #include <atomic>
 #include <memory>
@@ -38,7 +40,15 @@ public:
 
 private:
     [[noreturn]] void refuse(const std::string &message);
-    Expected<bool> plan(const EnvironmentValues &environment);
+    // refuse, after releasing the job stepmap allocated.
+    [[noreturn]] void fail(const std::string &message);
+    // Runs srun anew with `args` (argv without argv[0]); returns only to fail.
+    [[noreturn]] void reexecute(const std::vector<std::string> &args);
+    // The allocation (asked of Slurm when srun has none), the step's nodes in
+    // it, then the plan.
+    Expected<bool> plan(const SrunCommandLine &cmd, const EnvironmentValues &environment);
+    // The placement request from stepmap's options, files and PSI_* values.
+    Expected<bool> buildRequest(const EnvironmentValues &environment, PlanRequest &req);
 
     SiteConfig site_;
     bool active_ = false;
@@ -57,6 +67,8 @@ private:
     // logged with the plan's cost once srun knows its verbosity.
     std::vector<std::string> psiNotes_;
     std::unique_ptr<RendezvousHub> hub_;
+    // The job stepmap asked Slurm for, when srun had none; ended with srun.
+    std::unique_ptr<JobAllocation> job_;
     std::atomic<int> abortStatus_{-1};
     std::atomic<bool> failed_{false};
 };

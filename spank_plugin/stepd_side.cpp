@@ -1,5 +1,7 @@
 #include "stepd_side.hpp"
 
+#include "step_bindings.hpp"
+
 #include "plugin_log.hpp"
 #include "step_directory.hpp"
 
@@ -224,7 +226,27 @@ int StepdSide::taskInit(spank_t sp) {
     for (auto &[key, value] : it->second)
         if (spank_setenv(sp, key.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
             return -1;
-    // The binding of the plan, exactly; unbound ranks keep the step's cgroup.
+    // The plan's binding within the CPUs this task may use (the step's
+    // cgroup), resolved as the node server resolved it for PMIX_CPUSET
+    // (step_bindings.hpp); unbound ranks keep the step's cgroup.
+    if (plan_.bindingOf(global)) {
+        cpu_set_t allowed;
+        CPU_ZERO(&allowed);
+        if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+            logError(std::string("cannot read the CPUs of rank ") + std::to_string(global) + ": " +
+                     std::strerror(errno));
+            return -1;
+        }
+        std::vector<std::uint32_t> stepCpus;
+        for (std::uint32_t cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &allowed))
+                stepCpus.push_back(cpu);
+        auto resolved = resolveBindingsOnNode(plan_, plan_.ranks[global].node, stepCpus);
+        if (!resolved) {
+            logError(resolved.error().message);
+            return -1;
+        }
+    }
     if (const CpuBinding *b = plan_.bindingOf(global)) {
         cpu_set_t set;
         CPU_ZERO(&set);

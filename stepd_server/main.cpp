@@ -6,6 +6,7 @@
 #include "hub_link.hpp"
 #include "pmix_host.hpp"
 #include "server_log.hpp"
+#include "step_bindings.hpp"
 #include "step_config.hpp"
 #include "step_directory.hpp"
 #include "step_topology.hpp"
@@ -142,23 +143,22 @@ int main(int argc, char **argv) {
         return 1;
     }
     logLine("step CPUs here: " + topology::bitmapListString(step->cpuset.get()));
-    // The plan was made in srun from Slurm's view of the node; hwloc's view
-    // here must agree, or the ranks would be bound where the step cannot run.
-    for (std::uint32_t r = 0; r < c.plan.ranks.size(); ++r) {
-        const CpuBinding *b = c.plan.ranks[r].node == c.nodeIndex ? c.plan.bindingOf(r) : nullptr;
-        if (!b)
-            continue;
-        for (auto cpu : b->os) {
-            if (!hwloc_bitmap_isset(step->cpuset.get(), cpu)) {
-                reportFailure(c.readyFd,
-                              "the plan binds rank " + std::to_string(r) + " to CPU " +
-                                  std::to_string(cpu) + ", but the step holds only CPUs " +
-                                  topology::bitmapListString(step->cpuset.get()) +
-                                  " on this node (Slurm's node description and the hardware "
-                                  "disagree?)");
-                return 1;
-            }
+    // The plan was made in srun from Slurm's view of the job; the step may
+    // hold fewer CPUs here. Bind within what it holds (step_bindings.hpp).
+    {
+        std::vector<std::uint32_t> stepCpus;
+        for (int cpu = hwloc_bitmap_first(step->cpuset.get()); cpu >= 0;
+             cpu = hwloc_bitmap_next(step->cpuset.get(), cpu))
+            stepCpus.push_back(static_cast<std::uint32_t>(cpu));
+        auto resolved = resolveBindingsOnNode(c.plan, c.nodeIndex, stepCpus);
+        if (!resolved) {
+            reportFailure(c.readyFd, resolved.error().message);
+            return 1;
         }
+        if (resolved->narrowed || resolved->unbound)
+            logLine("bindings within the step's CPUs: " + std::to_string(resolved->narrowed) +
+                    " ranks narrowed, " + std::to_string(resolved->unbound) +
+                    " left unbound (their default binding lay outside the step)");
     }
 
     uv_loop_init(&s.loop);

@@ -140,6 +140,8 @@ EOF
 		echo "NodeName=$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$(node_port "$n")"
 	done
 	echo "PartitionName=debug Nodes=$(IFS=,; echo "${NODES[*]}") Default=YES MaxTime=INFINITE State=UP"
+	# A partition of the last two nodes: the scheduler must keep a step to it.
+	echo "PartitionName=small Nodes=${NODES[-2]},${NODES[-1]} MaxTime=INFINITE State=UP"
 }
 
 gen_cgroup_conf() {

@@ -107,7 +107,8 @@ TEST(PlannerScale, MapByCoreBindToCoreWithNodeModels) {
     EXPECT_EQ(plan->bindings.size(), static_cast<std::size_t>(kCpus));
     EXPECT_EQ(plan->bindingOf(kRanks - 1)->logical, (std::vector<std::uint32_t>{kCpus - 1}));
     EXPECT_LT(text.size(), 512u) << text;
-    EXPECT_EQ(text.rfind("SM2;c[00000-16383];64*16384;-*16384;0;0-16383*64;0*1048576;0/1/2/", 0),
+    // Flags 4: bound to cores on request (BindingRequest::Cpus), not oversubscribed.
+    EXPECT_EQ(text.rfind("SM2;c[00000-16383];64*16384;-*16384;4;0-16383*64;0*1048576;0/1/2/", 0),
               0u)
         << text.substr(0, 120);
     EXPECT_EQ(text.substr(text.rfind(';')), ";1-64x16384");

@@ -56,8 +56,10 @@ TEST(SrunCommandLine, FlagsHaveNoValue) {
 }
 
 TEST(SrunCommandLine, LayoutOptionsAndMpiAreReported) {
-    auto c = scan({"-N", "2", "--nodelist=n1", "--mpi=pmix", "--map-by", "node", "./app"});
-    EXPECT_EQ(c.layoutOptions, (std::vector<std::string>{"-N", "--nodelist"}));
+    // -N and -w choose nodes (allowed); -m and --relative lay tasks out.
+    auto c = scan({"-N", "2", "--nodelist=n1", "-m", "cyclic", "--relative=1", "--mpi=pmix",
+                   "--map-by", "node", "./app"});
+    EXPECT_EQ(c.layoutOptions, (std::vector<std::string>{"-m", "--relative"}));
     ASSERT_TRUE(c.mpi);
     EXPECT_EQ(*c.mpi, "pmix");
 }
@@ -65,4 +67,30 @@ TEST(SrunCommandLine, LayoutOptionsAndMpiAreReported) {
 TEST(SrunCommandLine, DoubleDashEndsOptions) {
     auto c = scan({"--map-by", "slot", "--", "-n", "5"});
     EXPECT_FALSE(c.ntasks);
+}
+
+TEST(SrunCommandLine, ShortLongAndAbbreviatedFormsResolveToOneName) {
+    auto c = scan({"-N2", "--nodel=n[1-2]", "--exclud", "n3", "-lw", "n4", "./app"});
+    std::vector<std::string> names;
+    for (const auto &o : c.options)
+        names.push_back(o.name + "=" + o.value.value_or(""));
+    EXPECT_EQ(names, (std::vector<std::string>{"nodes=2", "nodelist=n[1-2]", "exclude=n3",
+                                               "label=", "nodelist=n4"}));
+    EXPECT_EQ(c.last("nodelist")->value, "n4");
+    EXPECT_EQ(c.program, "./app");
+}
+
+TEST(SrunCommandLine, StepNodeOptionsCanBeTakenOut) {
+    std::vector<std::string> args = {"-lN",          "2",   "--map-by", "node", "-w", "n1,n2",
+                                     "--exclude=n3", "-n4", "./app",    "-N",   "9"};
+    auto c = scan(args);
+    EXPECT_EQ(argumentsWithout(args, c, {SrunOptionRole::StepNodes}),
+              (std::vector<std::string>{"-l", "--map-by", "node", "-n4", "./app", "-N", "9"}));
+}
+
+TEST(SrunCommandLine, OptionalValuesOnlyAttached) {
+    // --exclusive takes its value only after '=': "./app" is the program.
+    auto c = scan({"--exclusive", "./app"});
+    EXPECT_EQ(c.program, "./app");
+    EXPECT_EQ(c.last("exclusive")->value, std::nullopt);
 }

@@ -1,0 +1,422 @@
+#include "allocation_request.hpp"
+
+#include <cctype>
+#include <set>
+
+#include "hostlist.hpp"
+#include "input_limits.hpp"
+#include "plan_request.hpp"
+#include "quote.hpp"
+#include "step_nodes.hpp"
+
+namespace stepmap::plugin {
+
+namespace {
+
+// srun's input variables and the option each stands for (srun's own table,
+// src/srun/libsrun/opt.c). Those stepmap passes on when it allocates:
+const std::map<std::string, std::string> kPassedVariables = {
+    {"SLURM_ACCOUNT", "account"},
+    {"SLURM_CONSTRAINT", "constraint"},
+    {"SLURM_DEPENDENCY", "dependency"},
+    {"SLURM_EXCLUSIVE", "exclusive"},
+    {"SLURM_JOB_NAME", "job-name"},
+    {"SLURM_JOB_NUM_NODES", "nodes"},
+    {"SLURM_MEM_PER_CPU", "mem-per-cpu"},
+    {"SLURM_MEM_PER_NODE", "mem"},
+    {"SLURM_NPROCS", "ntasks"},
+    {"SLURM_NTASKS", "ntasks"},
+    {"SLURM_NTASKS_PER_NODE", "ntasks-per-node"},
+    {"SLURM_OVERCOMMIT", "overcommit"},
+    {"SLURM_PARTITION", "partition"},
+    {"SLURM_QOS", "qos"},
+    {"SLURM_RESERVATION", "reservation"},
+    {"SLURM_SPREAD_JOB", "spread-job"},
+    {"SLURM_TIMELIMIT", "time"},
+    {"SLURM_USE_MIN_NODES", "use-min-nodes"},
+    {"SLURM_WCKEY", "wckey"},
+    {"SRUN_CPUS_PER_TASK", "cpus-per-task"},
+};
+// ... and those that shape the allocation in ways stepmap does not pass on.
+const std::map<std::string, std::string> kRefusedVariables = {
+    {"SLURM_BURST_BUFFER", "bb"},
+    {"SLURM_CLUSTERS", "clusters"},
+    {"SLURM_CLUSTER_CONSTRAINT", "cluster-constraint"},
+    {"SLURM_CORE_SPEC", "core-spec"},
+    {"SLURM_CPUS_PER_GPU", "cpus-per-gpu"},
+    {"SLURM_DELAY_BOOT", "delay-boot"},
+    {"SLURM_GPUS", "gpus"},
+    {"SLURM_GPUS_PER_NODE", "gpus-per-node"},
+    {"SLURM_GPUS_PER_SOCKET", "gpus-per-socket"},
+    {"SLURM_GPUS_PER_TASK", "gpus-per-task"},
+    {"SLURM_GRES", "gres"},
+    {"SLURM_GRES_FLAGS", "gres-flags"},
+    {"SLURM_HINT", "hint"},
+    {"SLURM_MEM_PER_GPU", "mem-per-gpu"},
+    {"SLURM_NCORES_PER_SOCKET", "cores-per-socket"},
+    {"SLURM_NETWORK", "network"},
+    {"SLURM_NO_KILL", "no-kill"},
+    {"SLURM_NSOCKETS_PER_NODE", "sockets-per-node"},
+    {"SLURM_NTASKS_PER_GPU", "ntasks-per-gpu"},
+    {"SLURM_NTASKS_PER_TRES", "ntasks-per-tres"},
+    {"SLURM_POWER", "power"},
+    {"SLURM_REQ_SWITCH", "switches"},
+    {"SLURM_SIGNAL", "signal"},
+    {"SLURM_THREAD_SPEC", "thread-spec"},
+    {"SLURM_THREADS_PER_CORE", "threads-per-core"},
+};
+
+// One setting and where it came from ("-p", "SLURM_PARTITION").
+struct Setting {
+    std::string value;
+    std::string source;
+};
+
+Expected<int> positive(const Setting &s, int limit) {
+    auto n = parseProcessCount(s.value);
+    if (!n || *n > limit)
+        return UserError{s.source + " " + quoted(s.value) + ": expected a number from 1 to " +
+                         std::to_string(limit)};
+    return *n;
+}
+
+Expected<std::vector<std::string>> nodeNames(const Setting &s, const NodeFileReader &readFile) {
+    std::string text = s.value;
+    if (text.find('/') != std::string::npos) {
+        // srun reads a -w value holding '/' as a file of node names.
+        auto read = readFile(text);
+        if (!read)
+            return UserError{"cannot read " + s.source + " file " + quoted(text, kShownPathBytes) +
+                             ": " + read.error().message};
+        text = read.value();
+    }
+    std::vector<std::string> names;
+    std::string word;
+    auto flush = [&]() -> Expected<bool> {
+        if (word.empty())
+            return true;
+        HostlistLimits limits;
+        limits.namesSoFar = names.size();
+        auto expanded = expandHostlist(word, limits);
+        if (!expanded)
+            return UserError{s.source + " " + quoted(word) + ": " + expanded.error().message};
+        names.insert(names.end(), expanded->begin(), expanded->end());
+        word.clear();
+        return true;
+    };
+    int depth = 0;
+    for (char c : text) {
+        // Commas inside brackets belong to the expression: "n[1,3],n5".
+        if (c == '[')
+            ++depth;
+        else if (c == ']' && depth > 0)
+            --depth;
+        if ((c == ',' && depth == 0) || std::isspace(static_cast<unsigned char>(c))) {
+            if (auto ok = flush(); !ok)
+                return ok.error();
+            continue;
+        }
+        word.push_back(c);
+    }
+    if (auto ok = flush(); !ok)
+        return ok.error();
+    if (names.empty())
+        return UserError{s.source + " " + quoted(s.value) + " names no node"};
+    return names;
+}
+
+} // namespace
+
+const std::vector<std::string> &allocationVariables() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const auto &[name, _] : kPassedVariables)
+            v.push_back(name);
+        for (const auto &[name, _] : kRefusedVariables)
+            v.push_back(name);
+        return v;
+    }();
+    return names;
+}
+
+Expected<std::uint32_t> parseSlurmMinutes(const std::string &what, const std::string &text,
+                                          bool &unlimited) {
+    unlimited = false;
+    std::string upper;
+    for (char c : text)
+        upper.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    if (upper == "INFINITE" || upper == "UNLIMITED" || upper == "-1") {
+        unlimited = true;
+        return 0;
+    }
+    auto bad = [&] {
+        return UserError{what + " " + quoted(text) +
+                         ": expected minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or "
+                         "UNLIMITED"};
+    };
+    std::uint64_t days = 0;
+    std::string rest = text;
+    const bool hasDays = text.find('-') != std::string::npos;
+    if (hasDays) {
+        auto dash = text.find('-');
+        auto d = parseProcessCount(text.substr(0, dash));
+        if (text.substr(0, dash) == "0")
+            d = 0;
+        if (!d)
+            return bad();
+        days = static_cast<std::uint64_t>(*d);
+        rest = text.substr(dash + 1);
+    }
+    std::vector<std::uint64_t> parts;
+    std::string cur;
+    for (std::size_t i = 0; i <= rest.size(); ++i) {
+        if (i == rest.size() || rest[i] == ':') {
+            if (cur.empty() || cur.size() > 9)
+                return bad();
+            parts.push_back(std::stoull(cur));
+            cur.clear();
+        } else if (std::isdigit(static_cast<unsigned char>(rest[i]))) {
+            cur.push_back(rest[i]);
+        } else {
+            return bad();
+        }
+    }
+    if (parts.empty() || parts.size() > 3)
+        return bad();
+    std::uint64_t seconds = 0;
+    if (hasDays) {
+        // D-H, D-H:M, D-H:M:S
+        seconds = days * 86400 + parts[0] * 3600;
+        if (parts.size() > 1)
+            seconds += parts[1] * 60;
+        if (parts.size() > 2)
+            seconds += parts[2];
+    } else if (parts.size() == 1) {
+        seconds = parts[0] * 60; // M
+    } else if (parts.size() == 2) {
+        seconds = parts[0] * 60 + parts[1]; // M:S
+    } else {
+        seconds = parts[0] * 3600 + parts[1] * 60 + parts[2];
+    }
+    std::uint64_t minutes = (seconds + 59) / 60;
+    if (minutes >= 0xfffffffeu)
+        return bad();
+    return static_cast<std::uint32_t>(minutes);
+}
+
+Expected<std::uint64_t> parseSlurmMegabytes(const std::string &what, const std::string &text) {
+    auto bad = [&] {
+        return UserError{what + " " + quoted(text) +
+                         ": expected a size in megabytes, optionally with a K, M, G or T suffix"};
+    };
+    std::size_t digits = 0;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
+        ++digits;
+    if (digits == 0 || digits > 12)
+        return bad();
+    std::uint64_t n = std::stoull(text.substr(0, digits));
+    std::string unit = text.substr(digits);
+    if (unit.size() == 2 && (unit[1] == 'B' || unit[1] == 'b'))
+        unit.pop_back();
+    if (unit.size() > 1)
+        return bad();
+    switch (unit.empty() ? 'M' : std::toupper(static_cast<unsigned char>(unit[0]))) {
+    case 'K':
+        return (n + 1023) / 1024;
+    case 'M':
+        return n;
+    case 'G':
+        return n * 1024;
+    case 'T':
+        return n * 1024 * 1024;
+    default:
+        return bad();
+    }
+}
+
+Expected<AllocationRequest> allocationRequestFor(
+    const SrunCommandLine &cmd, const std::map<std::string, std::string> &environment,
+    const AllocationShape &shape, const std::string &program, const NodeFileReader &readNodeFile) {
+    // Refused first: the user learns of everything stepmap would drop.
+    for (const SrunOption &option : cmd.options)
+        if (option.role == SrunOptionRole::AllocationOnly)
+            return UserError{option.written +
+                             " shapes the job's allocation, and stepmap does not pass it on when "
+                             "it asks Slurm for one; get the allocation first, e.g. `salloc " +
+                             option.written + (option.value ? " " + *option.value : "") +
+                             " srun ...` or #SBATCH " + option.written};
+    for (const auto &[variable, name] : kRefusedVariables)
+        if (environment.count(variable))
+            return UserError{variable + " (srun's --" + name +
+                             ") shapes the job's allocation, and stepmap does not pass it on "
+                             "when it asks Slurm for one; unset it, or get the allocation first "
+                             "(salloc --" +
+                             name + "=... srun ...)"};
+
+    // The settings: srun's variables, then the command line (which wins).
+    std::map<std::string, Setting> settings;
+    for (const auto &[variable, name] : kPassedVariables)
+        if (auto it = environment.find(variable); it != environment.end())
+            settings[name] = Setting{it->second, variable};
+    for (const SrunOption &option : cmd.options)
+        if (option.role == SrunOptionRole::Allocation || option.role == SrunOptionRole::StepNodes ||
+            option.role == SrunOptionRole::TasksPerNode)
+            settings[option.name] = Setting{option.value.value_or(""), option.written};
+    auto get = [&](const char *name) -> const Setting * {
+        auto it = settings.find(name);
+        return it == settings.end() ? nullptr : &it->second;
+    };
+
+    AllocationRequest r;
+    if (const Setting *s = get("ntasks")) {
+        auto n = positive(*s, kMaxRanks);
+        if (!n)
+            return n.error();
+        r.tasks = *n;
+    } else {
+        r.tasks = shape.tasks;
+    }
+    if (const Setting *s = get("nodes")) {
+        auto n = parseNodeCount(s->source, s->value);
+        if (!n)
+            return n.error();
+        r.minNodes = n->min;
+        r.maxNodes = n->max;
+    } else if (shape.nodes) {
+        r.minNodes = r.maxNodes = shape.nodes;
+    }
+    if (const Setting *s = get("ntasks-per-node")) {
+        auto n = positive(*s, kMaxCpusPerNode);
+        if (!n)
+            return n.error();
+        r.tasksPerNode = *n;
+    } else if (const Setting *t = get("tasks-per-node")) {
+        auto n = positive(*t, kMaxCpusPerNode);
+        if (!n)
+            return n.error();
+        r.tasksPerNode = *n;
+    } else {
+        r.tasksPerNode = shape.tasksPerNode;
+    }
+    if (const Setting *s = get("cpus-per-task")) {
+        auto n = positive(*s, kMaxCpusPerNode);
+        if (!n)
+            return n.error();
+        r.cpusPerTask = *n;
+    } else if (shape.cpusPerTask > 1) {
+        r.cpusPerTask = shape.cpusPerTask;
+    }
+    if (const Setting *s = get("mincpus")) {
+        auto n = positive(*s, kMaxCpusPerNode);
+        if (!n)
+            return n.error();
+        r.minCpusPerNode = *n;
+    }
+    if (const Setting *s = get("mem")) {
+        auto mb = parseSlurmMegabytes(s->source, s->value);
+        if (!mb)
+            return mb.error();
+        r.memPerNodeMb = *mb;
+    }
+    if (const Setting *s = get("mem-per-cpu")) {
+        if (r.memPerNodeMb)
+            return UserError{s->source + " and --mem (or SLURM_MEM_PER_NODE) exclude each other; "
+                                         "give one of them"};
+        auto mb = parseSlurmMegabytes(s->source, s->value);
+        if (!mb)
+            return mb.error();
+        r.memPerCpuMb = *mb;
+    }
+    if (const Setting *s = get("time")) {
+        auto m = parseSlurmMinutes(s->source, s->value, r.unlimitedTime);
+        if (!m)
+            return m.error();
+        if (!r.unlimitedTime)
+            r.timeLimitMin = *m;
+    }
+    if (const Setting *s = get("time-min")) {
+        bool unlimited = false;
+        auto m = parseSlurmMinutes(s->source, s->value, unlimited);
+        if (!m)
+            return m.error();
+        if (!unlimited)
+            r.timeMinMin = *m;
+    }
+    auto text = [&](const char *name, std::string &field) {
+        if (const Setting *s = get(name))
+            field = s->value;
+    };
+    text("job-name", r.name);
+    if (r.name.empty()) {
+        auto slash = program.rfind('/');
+        r.name = slash == std::string::npos ? program : program.substr(slash + 1);
+    }
+    text("account", r.account);
+    text("partition", r.partition);
+    text("qos", r.qos);
+    text("constraint", r.constraint);
+    text("reservation", r.reservation);
+    text("dependency", r.dependency);
+    text("comment", r.comment);
+    text("wckey", r.wckey);
+    text("licenses", r.licenses);
+    text("chdir", r.workDir);
+
+    if (const Setting *s = get("nodelist")) {
+        auto names = nodeNames(*s, readNodeFile);
+        if (!names)
+            return names.error();
+        r.requiredNodes = std::move(names.value());
+    }
+    {
+        std::set<std::string> seen(r.requiredNodes.begin(), r.requiredNodes.end());
+        for (const std::string &name : shape.namedNodes)
+            if (seen.insert(name).second)
+                r.requiredNodes.push_back(name);
+    }
+    if (const Setting *s = get("exclude")) {
+        auto names = nodeNames(*s, readNodeFile);
+        if (!names)
+            return names.error();
+        r.excludedNodes = std::move(names.value());
+    }
+    r.excludedNodes.insert(r.excludedNodes.end(), shape.excludedNodes.begin(),
+                           shape.excludedNodes.end());
+    if (const Setting *s = get("exclude")) {
+        std::set<std::string> excluded(r.excludedNodes.begin(), r.excludedNodes.end());
+        for (const std::string &name : r.requiredNodes)
+            if (excluded.count(name))
+                return UserError{"node " + quoted(name) + " is both excluded by " + s->source +
+                                 " and named by " +
+                                 (get("nodelist") ? get("nodelist")->source : shape.namedBy) +
+                                 "; drop it from one of them"};
+    }
+
+    if (const Setting *s = get("exclusive")) {
+        if (s->value.empty())
+            r.sharing = AllocationRequest::Sharing::Exclusive;
+        else if (s->value == "user")
+            r.sharing = AllocationRequest::Sharing::ExclusiveUser;
+        else if (s->value == "mcs")
+            r.sharing = AllocationRequest::Sharing::ExclusiveMcs;
+        else
+            return UserError{s->source + " " + quoted(s->value) +
+                             ": expected nothing, 'user' or 'mcs'"};
+    }
+    if (get("oversubscribe")) {
+        if (r.sharing != AllocationRequest::Sharing::Default)
+            return UserError{"--exclusive and --oversubscribe exclude each other; give one"};
+        r.sharing = AllocationRequest::Sharing::Oversubscribe;
+    }
+    r.overcommit = get("overcommit") != nullptr || shape.overcommit;
+    r.contiguous = get("contiguous") != nullptr;
+    r.immediate = get("immediate") != nullptr;
+    r.useMinNodes = get("use-min-nodes") != nullptr;
+    // --map-by node spreads over nodes; a node count or named nodes the
+    // user gave decide instead.
+    r.spread =
+        get("spread-job") != nullptr || (shape.spread && !r.minNodes && r.requiredNodes.empty());
+    return r;
+}
+
+} // namespace stepmap::plugin

@@ -1,0 +1,157 @@
+// What stepmap asks Slurm for when srun has no allocation: srun's own
+// allocation options and variables, the placement's needs, and refusals
+// for what it cannot pass on.
+
+#include "allocation_request.hpp"
+#include "options.hpp"
+#include "srun_command_line.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace stepmap;
+using namespace stepmap::plugin;
+
+namespace {
+
+Expected<AllocationRequest> request(std::vector<std::string> args,
+                                    std::map<std::string, std::string> environment = {},
+                                    AllocationShape shape = {}) {
+    auto cmd = scanSrunCommandLine(args, optionArity());
+    return allocationRequestFor(cmd, environment, shape, cmd.program.value_or(""),
+                                [](const std::string &path) -> Expected<std::string> {
+                                    if (path == "/nodes")
+                                        return std::string("n2\nn[3-4]\n");
+                                    return UserError{"No such file or directory"};
+                                });
+}
+
+} // namespace
+
+TEST(AllocationRequest, SrunOptionsShapeTheAllocation) {
+    auto r = request({"-n",          "4",    "-N2",     "-p",       "small",
+                      "-A",          "acct", "-q",      "high",     "-t",
+                      "1-02:03",     "-C",   "ib",      "--mem=2G", "--reservation=r1",
+                      "--exclusive", "-c",   "2",       "-J",       "name",
+                      "--map-by",    "node", "/bin/app"})
+                 .value();
+    EXPECT_EQ(r.tasks, 4);
+    EXPECT_EQ(r.minNodes, 2);
+    EXPECT_EQ(r.maxNodes, 2);
+    EXPECT_EQ(r.partition, "small");
+    EXPECT_EQ(r.account, "acct");
+    EXPECT_EQ(r.qos, "high");
+    EXPECT_EQ(r.timeLimitMin, 24u * 60 + 2 * 60 + 3);
+    EXPECT_EQ(r.constraint, "ib");
+    EXPECT_EQ(r.memPerNodeMb, 2048u);
+    EXPECT_EQ(r.reservation, "r1");
+    EXPECT_EQ(r.sharing, AllocationRequest::Sharing::Exclusive);
+    EXPECT_EQ(r.cpusPerTask, 2);
+    EXPECT_EQ(r.name, "name");
+}
+
+TEST(AllocationRequest, JobNameDefaultsToTheProgram) {
+    EXPECT_EQ(request({"-n", "2", "/usr/bin/hostname"}).value().name, "hostname");
+}
+
+TEST(AllocationRequest, AbbreviatedLongOptionsCount) {
+    auto r = request({"--nodel=n1", "--part", "small", "./app"}).value();
+    EXPECT_EQ(r.requiredNodes, (std::vector<std::string>{"n1"}));
+    EXPECT_EQ(r.partition, "small");
+    // Ambiguous ("--ntask": --ntasks, --ntasks-per-node, ...): srun refuses
+    // it; it shapes nothing here.
+    EXPECT_EQ(request({"--ntask=3", "./app"}).value().tasks, std::nullopt);
+}
+
+TEST(AllocationRequest, VariablesCountAndTheCommandLineWins) {
+    auto r =
+        request({"-p", "debug", "./app"},
+                {{"SLURM_PARTITION", "small"}, {"SLURM_ACCOUNT", "a1"}, {"SLURM_TIMELIMIT", "5"}})
+            .value();
+    EXPECT_EQ(r.partition, "debug");
+    EXPECT_EQ(r.account, "a1");
+    EXPECT_EQ(r.timeLimitMin, 5u);
+}
+
+TEST(AllocationRequest, PlacementFillsWhatTheUserLeftOpen) {
+    AllocationShape shape;
+    shape.tasks = 4;
+    shape.spread = true;
+    shape.cpusPerTask = 2;
+    shape.namedNodes = {"n3"};
+    shape.namedBy = "--host";
+    auto r = request({"./app"}, {}, shape).value();
+    EXPECT_EQ(r.tasks, 4);
+    EXPECT_EQ(r.cpusPerTask, 2);
+    EXPECT_EQ(r.requiredNodes, (std::vector<std::string>{"n3"}));
+    // Named nodes decide where, not a spread.
+    EXPECT_FALSE(r.spread);
+
+    shape.namedNodes.clear();
+    EXPECT_TRUE(request({"./app"}, {}, shape).value().spread);
+    // A node count the user gave decides too.
+    EXPECT_FALSE(request({"-N", "2", "./app"}, {}, shape).value().spread);
+}
+
+TEST(AllocationRequest, NodelistFromAFileAndExclusions) {
+    auto r = request({"-w", "/nodes", "-x", "n1", "./app"}).value();
+    EXPECT_EQ(r.requiredNodes, (std::vector<std::string>{"n2", "n3", "n4"}));
+    EXPECT_EQ(r.excludedNodes, (std::vector<std::string>{"n1"}));
+    auto clash = request({"-w", "n[1-2]", "-x", "n2", "./app"});
+    ASSERT_FALSE(clash);
+    EXPECT_EQ(clash.error().message,
+              "node 'n2' is both excluded by -x and named by -w; drop it from one of them");
+    auto missing = request({"-w", "./missing/file", "./app"});
+    ASSERT_FALSE(missing);
+    EXPECT_NE(missing.error().message.find("cannot read -w file './missing/file'"),
+              std::string::npos);
+}
+
+TEST(AllocationRequest, WhatCannotBePassedOnIsRefusedNamingTheWayOut) {
+    auto r = request({"--gres=gpu:1", "-n", "2", "./app"});
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message,
+              "--gres shapes the job's allocation, and stepmap does not pass it on when it asks "
+              "Slurm for one; get the allocation first, e.g. `salloc --gres gpu:1 srun ...` or "
+              "#SBATCH --gres");
+    auto v = request({"./app"}, {{"SLURM_GPUS", "2"}});
+    ASSERT_FALSE(v);
+    EXPECT_NE(v.error().message.find("SLURM_GPUS (srun's --gpus) shapes the job's allocation"),
+              std::string::npos);
+}
+
+TEST(AllocationRequest, BadValuesNameTheOption) {
+    auto t = request({"-t", "1:2:3:4", "./app"});
+    ASSERT_FALSE(t);
+    EXPECT_NE(t.error().message.find("-t '1:2:3:4': expected minutes"), std::string::npos);
+    auto m = request({"--mem", "lots", "./app"});
+    ASSERT_FALSE(m);
+    EXPECT_NE(m.error().message.find("--mem 'lots'"), std::string::npos);
+    auto n = request({"-n", "0", "./app"});
+    ASSERT_FALSE(n);
+    auto e = request({"--exclusive=all", "./app"});
+    ASSERT_FALSE(e);
+    EXPECT_NE(e.error().message.find("expected nothing, 'user' or 'mcs'"), std::string::npos);
+}
+
+TEST(SlurmTime, Forms) {
+    bool unlimited = false;
+    EXPECT_EQ(parseSlurmMinutes("-t", "90", unlimited).value(), 90u);
+    EXPECT_EQ(parseSlurmMinutes("-t", "1:30", unlimited).value(), 2u); // M:S, rounded up
+    EXPECT_EQ(parseSlurmMinutes("-t", "2:00:00", unlimited).value(), 120u);
+    EXPECT_EQ(parseSlurmMinutes("-t", "1-0", unlimited).value(), 1440u);
+    EXPECT_EQ(parseSlurmMinutes("-t", "1-1:1:1", unlimited).value(), 1440u + 61 + 1);
+    EXPECT_FALSE(unlimited);
+    parseSlurmMinutes("-t", "UNLIMITED", unlimited);
+    EXPECT_TRUE(unlimited);
+    EXPECT_FALSE(parseSlurmMinutes("-t", "", unlimited));
+    EXPECT_FALSE(parseSlurmMinutes("-t", "abc", unlimited));
+}
+
+TEST(SlurmMemory, Units) {
+    EXPECT_EQ(parseSlurmMegabytes("--mem", "100").value(), 100u);
+    EXPECT_EQ(parseSlurmMegabytes("--mem", "2048K").value(), 2u);
+    EXPECT_EQ(parseSlurmMegabytes("--mem", "3G").value(), 3072u);
+    EXPECT_EQ(parseSlurmMegabytes("--mem", "1T").value(), 1024u * 1024);
+    EXPECT_FALSE(parseSlurmMegabytes("--mem", "1X"));
+    EXPECT_FALSE(parseSlurmMegabytes("--mem", "G"));
+}
