@@ -566,6 +566,19 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
             return UserError{"cannot read job " + std::to_string(job_->jobId()) +
                              "'s allocation: " + a.error().message};
         alloc = std::move(a.value());
+        // Slurm already left out the nodes "--host !^..." excludes; the
+        // filter then has nothing left to remove.
+        std::set<std::string, std::less<>> grantedNames;
+        for (const AllocatedNode &node : alloc.nodes)
+            grantedNames.insert(node.name);
+        for (std::optional<HostSpec> *spec : {&req.host, &req.hostfile}) {
+            if (!*spec || !(*spec)->exclude)
+                continue;
+            auto &entries = (*spec)->entries;
+            std::erase_if(entries, [&](const HostEntry &e) { return !grantedNames.count(e.name); });
+            if (entries.empty())
+                spec->reset();
+        }
     }
     // -N, -w, -x: the step's nodes within the job, as Slurm would choose them.
     auto stepNodes = stepNodeRequest(cmd);

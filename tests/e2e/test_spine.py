@@ -77,12 +77,17 @@ class SpineTest(cluster.StepTestCase):
         self.assertRanksOn(r, ["n2", "n2", "n3", "n3", "n4", "n4"])
 
     def test_overbook_spreads_evenly(self):
-        r = srun("--overbook", "-n", "10", MPI_HELLO)
+        r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "--overbook", "-n", "10",
+                         MPI_HELLO])
         self.assertRanksOn(r, ["n1"] * 4 + ["n2"] * 2 + ["n3"] * 2 + ["n4"] * 2)
 
     def test_host_outside_allocation_is_refused(self):
-        r = srun("--host", "n9", "-n", "2", MPI_HELLO)
+        # Inside a job: mpirun's words. Without one, Slurm is asked for n9.
+        r = run_as_user(["salloc", "-N", "2", "srun", "--host", "n9", "-n", "2", MPI_HELLO])
         self.assertRefused(r, "n9", "not included in the current allocation")
+        r = srun("--host", "n9", "-n", "2", MPI_HELLO)
+        self.assertRefused(r, "Slurm refused the job allocation", "Invalid node name",
+                           "nodes named: n9")
 
     def test_malformed_hostfile_is_refused(self):
         path = write_user_file("n1 slots=two\n")
@@ -129,7 +134,8 @@ class SpineTest(cluster.StepTestCase):
     def test_multi_prog_lines_are_application_contexts(self):
         conf = write_user_file(f"# two programs\n0-1 {MPI_HELLO}\n2-4 {MPI_HELLO}\n")
         try:
-            r = srun("-n", "5", "--map-by", "node", "--multi-prog", conf)
+            r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "-n", "5", "--map-by",
+                             "node", "--multi-prog", conf])
             # As mpirun maps "a : b": each application context from the
             # first node on (ranks 0-1 app 0, ranks 2-4 app 1).
             self.assertRanksOn(r, ["n1", "n2", "n1", "n2", "n3"])
