@@ -245,6 +245,16 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
             events.onAbort(m->rank, m->status, m->message);
         return;
     }
+    case MessageType::RankExit: {
+        auto m = wire::decodeAbort(f.payload);
+        if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node) {
+            c.close("malformed rank exit");
+            return;
+        }
+        if (events.onRankExit)
+            events.onRankExit(m->rank, m->status);
+        return;
+    }
     case MessageType::Shutdown:
         // The server leaves normally (its tasks are done).
         servers.erase(node);

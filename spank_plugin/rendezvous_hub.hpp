@@ -19,6 +19,9 @@ public:
     struct Events {
         // A rank called PMIx_Abort (MPI_Abort). Hub thread.
         std::function<void(std::uint32_t rank, int status, const std::string &msg)> onAbort;
+        // A rank ended with a non-zero exit status (128 + signal if killed),
+        // as its node's slurmstepd saw it. Hub thread.
+        std::function<void(std::uint32_t rank, int status)> onRankExit;
         // A node server vanished or misbehaved: the step cannot go on. Hub thread.
         std::function<void(const std::string &why)> onFailure;
     };

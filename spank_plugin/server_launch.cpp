@@ -279,6 +279,7 @@ Expected<RunningServer> launchServer(ServerLaunch launch) {
     if (!envs)
         return fail(envs.error().message);
     out.clientEnv = std::move(envs.value());
+    out.notices = std::move(readyOurs);
     return out;
 }
 

@@ -61,6 +61,9 @@ private:
 struct RunningServer {
     ServerProcess process;
     std::map<std::uint32_t, wire::ClientEnvironment> clientEnv;
+    // The ready socket, kept for notices to the server ("X <rank> <status>"
+    // when a task fails); written without blocking, never read again.
+    os::UniqueFd notices;
 };
 
 Expected<RunningServer> launchServer(ServerLaunch launch);

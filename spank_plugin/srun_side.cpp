@@ -800,6 +800,10 @@ int SrunSide::localUserInit(spank_t sp) {
                  std::to_string(status) + (msg.empty() ? "" : ": " + msg) + "; ending the step");
         slurm_kill_job_step(jobId, stepId, SIGKILL);
     };
+    events.onRankExit = [this](std::uint32_t, int status) {
+        int expected = -1;
+        firstFailure_.compare_exchange_strong(expected, status);
+    };
     events.onFailure = [this, jobId, stepId](const std::string &why) {
         if (failed_.exchange(true) || abortStatus_.load() >= 0)
             return;
@@ -839,6 +843,10 @@ int SrunSide::exit(spank_t) {
         hub_.reset();
     }
     int status = abortStatus_.load();
+    // As mpirun: the status of the first rank that failed, not srun's
+    // (128 + SIGTERM once Slurm killed the others on its failure).
+    if (status < 0)
+        status = firstFailure_.load();
     if (job_) {
         // srun's own allocation would end here, with srun's status; the
         // plugin knows the application's abort status, else success.

@@ -70,6 +70,7 @@ private:
     // The job stepmap asked Slurm for, when srun had none; ended with srun.
     std::unique_ptr<JobAllocation> job_;
     std::atomic<int> abortStatus_{-1};
+    std::atomic<int> firstFailure_{-1}; // exit status of the first rank that failed
     std::atomic<bool> failed_{false};
 };
 

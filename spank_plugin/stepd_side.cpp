@@ -7,10 +7,13 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace stepmap::plugin {
@@ -202,6 +205,7 @@ int StepdSide::userInit(spank_t sp) {
     }
     server_ = std::move(running.value().process);
     clientEnv_ = std::move(running.value().clientEnv);
+    serverNotices_ = std::move(running.value().notices);
     logDebug("server " + std::to_string(server_.pid()) + " serves step " + stepTag + " on " +
              plan_.nodes[*node].name);
     return 0;
@@ -262,9 +266,27 @@ int StepdSide::taskInit(spank_t sp) {
     return 0;
 }
 
-int StepdSide::taskExit(spank_t) {
+int StepdSide::taskExit(spank_t sp) {
     if (!active_)
         return 0;
+    // A failed task: its node server tells srun, which exits with the first
+    // such status as mpirun does (Slurm's kill of the other tasks would
+    // otherwise make srun's status 128 + SIGTERM). Never blocks slurmstepd.
+    int status = 0;
+    uint32_t global = 0;
+    if (serverNotices_ && spank_get_item(sp, S_TASK_EXIT_STATUS, &status) == ESPANK_SUCCESS &&
+        spank_get_item(sp, S_TASK_GLOBAL_ID, &global) == ESPANK_SUCCESS) {
+        int code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                   : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                         : 0;
+        if (code != 0) {
+            char line[48];
+            int n = std::snprintf(line, sizeof line, "X %u %d\n", global, code);
+            if (n > 0)
+                (void)send(serverNotices_.get(), line, static_cast<std::size_t>(n),
+                           MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
+    }
     // Slurm SIGKILLs the server right after the last task; stop it first so
     // it finalizes PMIx and removes its files.
     if (++exitedTasks_ == localTasks_)

@@ -40,6 +40,7 @@ private:
     uid_t uid_ = 0;
     gid_t gid_ = 0;
     ServerProcess server_;
+    os::UniqueFd serverNotices_; // the server's ready socket, for task failures
     std::uint32_t localTasks_ = 0;
     std::uint32_t exitedTasks_ = 0;
     std::map<std::uint32_t, wire::ClientEnvironment> clientEnv_;

@@ -215,6 +215,10 @@ void HubLink::finishModex(std::uint64_t id, pmix_status_t status, std::string da
     pending.done(status, std::move(data));
 }
 
+void HubLink::rankExited(std::uint32_t rank, int status) {
+    send(MessageType::RankExit, wire::encode(wire::AbortMsg{rank, status, ""}));
+}
+
 void HubLink::abort(std::uint32_t rank, int status, std::string message) {
     send(MessageType::Abort, wire::encode(wire::AbortMsg{rank, status, std::move(message)}));
 }

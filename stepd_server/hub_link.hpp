@@ -29,6 +29,9 @@ public:
                DataReply done) override;
     void directModex(std::uint32_t rank, DataReply done) override;
     void abort(std::uint32_t rank, int status, std::string message) override;
+    // A rank of this node ended with a non-zero status (slurmstepd says so):
+    // srun exits with the first such status, as mpirun does.
+    void rankExited(std::uint32_t rank, int status);
 
 private:
     struct PendingModex {

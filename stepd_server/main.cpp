@@ -73,8 +73,49 @@ struct Server {
     uv_signal_t sigterm{}, sigint{};
     uv_poll_t parentWatch{};
     int pidfd = -1;
+    // The plugin's end of the ready socket stays open after the report:
+    // slurmstepd writes "X <rank> <status>" there when a task fails.
+    uv_poll_t notices{};
+    int noticesFd = -1;
+    std::string noticeText;
     bool stopping = false;
     int exitCode = 0;
+
+    void closeNotices() {
+        if (noticesFd < 0)
+            return;
+        uv_close(reinterpret_cast<uv_handle_t *>(&notices), nullptr);
+        noticesFd = -1;
+    }
+
+    // Lines "X <rank> <status>\n" from slurmstepd, strictly parsed; at most
+    // 64 bytes pending. Only ranks of this node are passed on.
+    void readNotices(int fd) {
+        char buf[256];
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                return;
+            closeNotices();
+            return;
+        }
+        noticeText.append(buf, static_cast<std::size_t>(n));
+        std::size_t nl;
+        while ((nl = noticeText.find('\n')) != std::string::npos) {
+            std::string line = noticeText.substr(0, nl);
+            noticeText.erase(0, nl + 1);
+            unsigned rank = 0;
+            int status = 0;
+            char tail = 0;
+            if (std::sscanf(line.c_str(), "X %u %d%c", &rank, &status, &tail) == 2 &&
+                rank < config.plan.ranks.size() &&
+                config.plan.ranks[rank].node == config.nodeIndex && status > 0 && status < 256 &&
+                link)
+                link->rankExited(rank, status);
+        }
+        if (noticeText.size() > 64)
+            closeNotices();
+    }
 
     void stop(const std::string &why, int code) {
         if (stopping)
@@ -88,6 +129,7 @@ struct Server {
         uv_close(reinterpret_cast<uv_handle_t *>(&sigint), nullptr);
         if (pidfd >= 0)
             uv_close(reinterpret_cast<uv_handle_t *>(&parentWatch), nullptr);
+        closeNotices();
         if (inbox)
             inbox->close();
     }
@@ -175,9 +217,6 @@ int main(int argc, char **argv) {
     }
 
     bool told = writeAll(c.readyFd, wire::encodeReadyReport(envs.value()));
-    close(c.readyFd);
-    if (c.readyFd <= STDERR_FILENO) // keep stdio slots taken: libuv never uses them
-        open("/dev/null", O_RDWR);
     if (!told) {
         logLine("the plugin did not take the client environment; leaving");
         s.host.reset();
@@ -188,6 +227,17 @@ int main(int argc, char **argv) {
                                        [&s](const std::string &why) { s.stop(why, 1); });
     s.host->setCollective(s.link.get());
     s.link->connect();
+
+    s.noticesFd = c.readyFd;
+    uv_poll_init(&s.loop, &s.notices, s.noticesFd);
+    s.notices.data = &s;
+    uv_poll_start(&s.notices, UV_READABLE, [](uv_poll_t *h, int status, int) {
+        auto *server = static_cast<Server *>(h->data);
+        if (status < 0)
+            server->closeNotices();
+        else
+            server->readNotices(server->noticesFd);
+    });
 
     uv_signal_init(&s.loop, &s.sigterm);
     uv_signal_init(&s.loop, &s.sigint);
@@ -221,5 +271,6 @@ int main(int argc, char **argv) {
         uv_run(&s.loop, UV_RUN_NOWAIT);
     if (s.pidfd >= 0)
         close(s.pidfd);
+    close(c.readyFd);
     return s.exitCode;
 }

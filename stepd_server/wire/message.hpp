@@ -16,6 +16,7 @@ enum class MessageType : std::uint8_t {
     Abort = 7,          // server -> hub: rank, status, message
     Shutdown = 8,       // hub -> server: the step is ending, status
     Welcome = 9,        // hub -> server: the Hello was accepted (empty)
+    RankExit = 10,      // server -> hub: a rank of its node failed: rank, exit status (AbortMsg)
 };
 
 constexpr std::size_t kNonceSize = 16;

@@ -170,6 +170,11 @@ class AllocationTest(cluster.StepTestCase):
     def test_exit_status_reaches_the_shell(self):
         r = srun("-n", "2", "--map-by", "node", "sh", "-c", "exit 3")
         self.assertEqual(r.returncode, 3, r.stderr)
+        # As mpirun: the failing rank's status, though Slurm then kills the
+        # other rank (plain srun -K would exit 143).
+        r = srun("-n", "2", "--map-by", "node", "sh", "-c",
+                 "[ $SLURM_PROCID = 1 ] && exit 7; sleep 30")
+        self.assertEqual(r.returncode, 7, r.stderr)
 
     def start_srun(self, *args):
         env = dict(cluster.start_cluster())
