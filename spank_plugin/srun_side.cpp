@@ -338,13 +338,15 @@ namespace {
 // srun re-executes itself without -N/-w/-x when the plan replaces them (srun
 // ignores SLURM_HOSTFILE next to -w, and 23.11+ refuses -N with the
 // arbitrary distribution). The new image finds what the old one prepared:
-// "<pid>:<host file fd>:<plan ms>:<job>:<watcher fd>" (job 0: none). The pid
+// "<pid>:<host file fd>:<plan ms>:<allocation ms>:<job>:<watcher fd>" (job
+// 0: none). The pid
 // makes sure it is this process's, not inherited.
 constexpr const char *kReexecVariable = "STEPMAP_SRUN_REEXEC";
 
 struct Reexec {
     int hostfileFd = -1;
     double planMs = 0;
+    double allocationMs = 0;
     std::uint32_t job = 0;
     int watcherFd = -1;
 };
@@ -357,8 +359,8 @@ std::optional<Reexec> takeReexec() {
     unsetenv(kReexecVariable);
     unsigned long pid = 0, job = 0;
     Reexec r;
-    if (std::sscanf(text.c_str(), "%lu:%d:%lf:%lu:%d", &pid, &r.hostfileFd, &r.planMs, &job,
-                    &r.watcherFd) != 5 ||
+    if (std::sscanf(text.c_str(), "%lu:%d:%lf:%lf:%lu:%d", &pid, &r.hostfileFd, &r.planMs,
+                    &r.allocationMs, &job, &r.watcherFd) != 6 ||
         pid != static_cast<unsigned long>(getpid()) || r.hostfileFd < 3)
         return std::nullopt;
     r.job = static_cast<std::uint32_t>(job);
@@ -388,6 +390,7 @@ int SrunSide::init(spank_t) {
         hostfileFd_ = reexec->hostfileFd;
         fcntl(hostfileFd_, F_SETFD, FD_CLOEXEC);
         planMs_ = reexec->planMs;
+        allocationMs_ = reexec->allocationMs;
         if (reexec->job) {
             job_ = JobAllocation::adopt(reexec->job, reexec->watcherFd);
             if (!job_)
@@ -481,7 +484,8 @@ int SrunSide::init(spank_t) {
     // The srun-side cost of stepmap, shown by `srun -v` once srun knows
     // its verbosity (local_user_init).
     planMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-                  .count();
+                  .count() -
+              allocationMs_;
 
     // -N, -w, -x and --ntasks-per-node chose the nodes (and were checked
     // against the plan); srun must not apply them again to the step, which
@@ -507,8 +511,8 @@ void SrunSide::reexecute(const std::vector<std::string> &args) {
     fcntl(hostfileFd_, F_SETFD, flags & ~FD_CLOEXEC);
     int watcher = job_ ? job_->keepAcrossExec() : -1;
     char value[128];
-    std::snprintf(value, sizeof value, "%ld:%d:%.3f:%lu:%d", static_cast<long>(getpid()),
-                  hostfileFd_, planMs_, static_cast<unsigned long>(job_ ? job_->jobId() : 0),
+    std::snprintf(value, sizeof value, "%ld:%d:%.3f:%.3f:%lu:%d", static_cast<long>(getpid()),
+                  hostfileFd_, planMs_, allocationMs_, static_cast<unsigned long>(job_ ? job_->jobId() : 0),
                   watcher);
     setenv(kReexecVariable, value, 1);
     std::vector<char *> argv;
@@ -556,7 +560,11 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
             [](const std::string &path) { return readBoundedFile(path); });
         if (!areq)
             return areq.error();
+        const auto asked = std::chrono::steady_clock::now();
         auto granted = JobAllocation::request(areq.value());
+        allocationMs_ = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - asked)
+                            .count();
         if (!granted)
             return granted.error();
         job_ = std::move(granted.value());
@@ -782,8 +790,14 @@ int SrunSide::localUserInit(spank_t sp) {
     }
 
     char line[160];
-    std::snprintf(line, sizeof line, "planned %zu ranks on %zu nodes in %.3f ms",
-                  plan_.ranks.size(), plan_.nodes.size(), planMs_);
+    if (allocationMs_ > 0)
+        std::snprintf(line, sizeof line,
+                      "planned %zu ranks on %zu nodes in %.3f ms (and waited %.3f ms for "
+                      "Slurm to grant the job)",
+                      plan_.ranks.size(), plan_.nodes.size(), planMs_, allocationMs_);
+    else
+        std::snprintf(line, sizeof line, "planned %zu ranks on %zu nodes in %.3f ms",
+                      plan_.ranks.size(), plan_.nodes.size(), planMs_);
     logVerbose(line);
     for (const std::string &note : psiNotes_)
         logVerbose(note);

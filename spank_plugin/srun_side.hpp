@@ -62,7 +62,8 @@ private:
     Allocation allocation_;    // with node models when the plan needed them
     std::string hostfilePath_; // /proc/self/fd/N of an in-memory file
     int hostfileFd_ = -1;
-    double planMs_ = 0;
+    double planMs_ = 0;       // srun-side cost, without the wait for the allocation
+    double allocationMs_ = 0; // request to grant, when stepmap asked for the job
     // PSI_* variables ignored because an option or an earlier one won;
     // logged with the plan's cost once srun knows its verbosity.
     std::vector<std::string> psiNotes_;
