@@ -1,6 +1,10 @@
 #include "allocation_shape.hpp"
 
+#include <algorithm>
+#include <map>
 #include <set>
+
+#include "input_limits.hpp"
 
 namespace stepmap {
 
@@ -10,13 +14,21 @@ class NamedNodes {
 public:
     explicit NamedNodes(AllocationShape &shape) : shape_(shape) {}
 
-    Expected<bool> add(const std::string &name, const std::string &input) {
+    // `count` processes on the node, adding up within one input.
+    Expected<bool> add(const std::string &name, const std::string &input, int count = 1) {
         if (!name.empty() && name[0] == '+')
             return UserError{input + " names node " + name +
                              " relative to an allocation, and srun has none yet; name the "
                              "node, or run inside salloc/sbatch"};
         if (seen_.insert(name).second)
             shape_.namedNodes.push_back(name);
+        if (input != input_) {
+            perNode_.clear();
+            input_ = input;
+        }
+        int &here = perNode_[name];
+        here = std::min(here + count, kMaxCpusPerNode);
+        shape_.processesPerNamedNode = std::max(shape_.processesPerNamedNode, here);
         if (shape_.namedBy.empty())
             shape_.namedBy = input;
         return true;
@@ -25,6 +37,8 @@ public:
 private:
     AllocationShape &shape_;
     std::set<std::string> seen_;
+    std::string input_;
+    std::map<std::string, int> perNode_;
 };
 
 } // namespace
@@ -69,7 +83,7 @@ Expected<AllocationShape> allocationShapeFor(const PlanRequest &request) {
             return true;
         }
         for (const HostEntry &entry : spec->entries)
-            if (auto ok = named.add(entry.name, input); !ok)
+            if (auto ok = named.add(entry.name, input, entry.slots.value_or(1)); !ok)
                 return ok;
         return true;
     };

@@ -30,6 +30,10 @@ struct AllocationShape {
     // PSI_HOSTS, PSI_HOSTFILE), each once, in the order named: Slurm must
     // include them. stepmap names no other node to Slurm.
     std::vector<std::string> namedNodes;
+    // The most processes the user put on one named node ("n2 slots=2",
+    // "--host n2:2", a name listed twice): each named node needs that many
+    // CPUs (times cpusPerTask). 1 when no count was given.
+    int processesPerNamedNode = 1;
     // The input that named them ("--host", ...), for messages.
     std::string namedBy;
     // Nodes the user excluded ("--host !^n1"): Slurm must leave them out.

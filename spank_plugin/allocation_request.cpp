@@ -1,5 +1,6 @@
 #include "allocation_request.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -311,6 +312,12 @@ Expected<AllocationRequest> allocationRequestFor(
         if (!n)
             return n.error();
         r.minCpusPerNode = *n;
+    }
+    // Named nodes that must run several processes need those CPUs there.
+    if (shape.processesPerNamedNode > 1) {
+        const int cpus =
+            std::min(shape.processesPerNamedNode * r.cpusPerTask.value_or(1), kMaxCpusPerNode);
+        r.minCpusPerNode = std::max(r.minCpusPerNode.value_or(0), cpus);
     }
     if (const Setting *s = get("mem")) {
         auto mb = parseSlurmMegabytes(s->source, s->value);

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -266,13 +267,13 @@ bool needsHardware(const PlanRequest &req) {
 // Each allocated node's model from Slurm: its shape (sockets, cores,
 // threads) and the CPUs this job holds there (all of them when srun makes
 // its own allocation). Nodes alike share one model.
-Expected<bool> attachNodeModels(Allocation &alloc, const node_info_msg_t &table, bool insideJob) {
+Expected<bool> attachNodeModels(Allocation &alloc, const node_info_msg_t &table,
+                                const std::string &job) {
     job_info_msg_t *jobs = nullptr;
     std::unique_ptr<job_info_msg_t, decltype(&slurm_free_job_info_msg)> jobOwner(
         nullptr, slurm_free_job_info_msg);
-    if (insideJob) {
-        auto id = env("SLURM_JOB_ID");
-        uint32_t jobId = id ? static_cast<uint32_t>(std::strtoul(id->c_str(), nullptr, 10)) : 0;
+    {
+        uint32_t jobId = static_cast<uint32_t>(std::strtoul(job.c_str(), nullptr, 10));
         if (!jobId || slurm_load_job(&jobs, jobId, SHOW_DETAIL) != SLURM_SUCCESS || !jobs ||
             jobs->record_count < 1)
             return UserError{std::string("cannot read this job's CPUs from Slurm: ") +
@@ -478,6 +479,17 @@ int SrunSide::init(spank_t) {
         describeParaStationMapping(header, request_);
         std::string map = formatJobMap(plan_, header, allocation_,
                                        JobMapOptions{BoundStyle::Prrte, report_.hwthreadCpus});
+        // srun plans with the job's CPUs; a step that takes only its tasks'
+        // share of a node (-c, --exact) may hold fewer, unknown until Slurm
+        // creates it. Say so rather than show CPUs that may not be the ones.
+        const bool bound =
+            std::any_of(plan_.ranks.begin(), plan_.ranks.end(),
+                        [](const RankPlacement &r) { return r.binding != kUnbound; });
+        if (bound && (cmd.last("cpus-per-task") || cmd.last("exact") || env("SRUN_CPUS_PER_TASK") ||
+                      env("SLURM_EXACT")))
+            map += "Bindings above are within the job's CPUs; with -c or --exact the step may "
+                   "hold fewer on a node, and each node binds within those it holds (its node "
+                   "server logs where that narrows a binding).\n";
         std::fwrite(map.data(), 1, map.size(), stderr);
         std::fflush(stderr);
     }
@@ -512,8 +524,8 @@ void SrunSide::reexecute(const std::vector<std::string> &args) {
     int watcher = job_ ? job_->keepAcrossExec() : -1;
     char value[128];
     std::snprintf(value, sizeof value, "%ld:%d:%.3f:%.3f:%lu:%d", static_cast<long>(getpid()),
-                  hostfileFd_, planMs_, allocationMs_, static_cast<unsigned long>(job_ ? job_->jobId() : 0),
-                  watcher);
+                  hostfileFd_, planMs_, allocationMs_,
+                  static_cast<unsigned long>(job_ ? job_->jobId() : 0), watcher);
     setenv(kReexecVariable, value, 1);
     std::vector<char *> argv;
     static char srunName[] = "srun";
@@ -522,6 +534,14 @@ void SrunSide::reexecute(const std::vector<std::string> &args) {
         argv.push_back(const_cast<char *>(a.c_str()));
     argv.push_back(nullptr);
     std::fflush(nullptr);
+    // By its real path: the process keeps the name "srun" (pkill, killall,
+    // ps -C see it as before); /proc/self/exe only if that is gone.
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0) {
+        self[len] = '\0';
+        execv(self, argv.data());
+    }
     execv("/proc/self/exe", argv.data());
     fail(std::string("cannot restart srun without its -N/-w/-x options: ") + std::strerror(errno));
 }
@@ -534,7 +554,18 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
     NodeTable table; // Slurm's node table, loaded only when needed
 
     Allocation alloc;
-    if (auto jobId = env("SLURM_JOB_ID")) {
+    // The job srun runs in: --jobid (srun's own option wins), else the one
+    // salloc/sbatch set.
+    std::optional<std::string> jobId = env("SLURM_JOB_ID");
+    if (const SrunOption *given = cmd.last("jobid"); given && given->value) {
+        if (jobId && *jobId != *given->value) {
+            // srun runs in the --jobid job: the variables are another job's.
+            unsetenv("SLURM_JOB_NODELIST");
+            unsetenv("SLURM_JOB_CPUS_PER_NODE");
+        }
+        jobId = given->value;
+    }
+    if (jobId) {
         auto a = jobAllocation(*jobId);
         if (!a)
             return a.error();
@@ -562,9 +593,9 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
             return areq.error();
         const auto asked = std::chrono::steady_clock::now();
         auto granted = JobAllocation::request(areq.value());
-        allocationMs_ = std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - asked)
-                            .count();
+        allocationMs_ =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked)
+                .count();
         if (!granted)
             return granted.error();
         job_ = std::move(granted.value());
@@ -617,7 +648,8 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
                 return loaded.error();
             table = std::move(loaded.value());
         }
-        auto attached = attachNodeModels(alloc, *table, true);
+        auto attached = attachNodeModels(alloc, *table,
+                                         job_ ? std::to_string(job_->jobId()) : jobId.value_or(""));
         if (!attached)
             return attached.error();
     }

@@ -111,7 +111,8 @@ def _background(args):
 
 def run_step(kind):
     """Runs one step ending as kind; returns an error text or None."""
-    base = ["-n", "4", "--map-by", "node"]
+    # -N 4: a server on every node (and srun's restart without -N soaked too).
+    base = ["-N", "4", "-n", "4", "--map-by", "node"]
     if kind == "success":
         r = srun(*base, MPI_HELLO)
         return None if r.returncode == 0 and len(hello_ranks(r.stdout)) == 4 else r.stderr

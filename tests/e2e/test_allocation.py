@@ -157,9 +157,11 @@ class AllocationTest(cluster.StepTestCase):
                         "the job of a killed srun outlived it")
 
     def test_ctrl_c_while_running_ends_the_job(self):
-        p = self.start_srun("-n", "2", "--map-by", "node", "sleep", "60")
+        # -N: srun restarts itself without it, and must still be "srun".
+        p = self.start_srun("-N", "2", "-n", "2", "--map-by", "node", "sleep", "60")
         self.assertTrue(cluster.wait_for(lambda: bool(cluster.pids_of(cluster.TEST_USER,
                                                                       "sleep")), 30))
+        self.assertEqual(len(cluster.pids_of(cluster.TEST_USER, "srun")), 1)
         for _ in range(2):  # srun: "one more within 1 sec to abort"
             os.killpg(p.pid, signal.SIGINT)
             time.sleep(0.2)

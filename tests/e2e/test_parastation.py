@@ -27,6 +27,12 @@ def task_facts(stdout):
     return facts
 
 
+def in_job(*args, extra_env=None):
+    """srun inside a 4-node job holding every CPU (as mpirun inside salloc)."""
+    return run_as_user(["salloc", "-N", "4", "-n", "8", "srun"] + list(args),
+                       extra_env=extra_env)
+
+
 class ParaStationTest(cluster.StepTestCase):
     # -------------------------------------------------------- the options
 
@@ -35,7 +41,7 @@ class ParaStationTest(cluster.StepTestCase):
         self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
 
     def test_loop_nodes_first_too_few_cpus_is_refused(self):
-        r = srun("--loop-nodes-first", "-n", "10", MPI_HELLO)
+        r = in_job("--loop-nodes-first", "-n", "10", MPI_HELLO)
         self.assertRefused(r, "not enough slots", "the selected nodes have 8 slots",
                            "--overbook (PSI_OVERBOOK)")
 
@@ -56,11 +62,12 @@ class ParaStationTest(cluster.StepTestCase):
                                  2: ("n3", 2, "2"), 3: ("n4", 2, "2")}, r.stdout)
 
     def test_tpp_places_mpi_ranks_one_per_node(self):
-        r = srun("--tpp", "2", MPI_HELLO)  # np defaults to the room: 4
+        # np defaults to the room of the job: 4 (without a job, of what Slurm grants).
+        r = in_job("--tpp", "2", MPI_HELLO)
         self.assertRanksOn(r, ["n1", "n2", "n3", "n4"])
 
     def test_tpp_beyond_the_room_is_refused(self):
-        r = srun("--tpp=2", "-n", "5", MPI_HELLO)
+        r = in_job("--tpp=2", "-n", "5", MPI_HELLO)
         self.assertRefused(r, "with --tpp=2 (2 hardware threads per process) the selected "
                               "nodes have room for 4 procs")
 
@@ -109,7 +116,7 @@ class ParaStationTest(cluster.StepTestCase):
     # ---------------------------------------------------- the environment
 
     def test_psi_overbook(self):
-        r = srun("-n", "10", MPI_HELLO, extra_env={"PSI_OVERBOOK": "0"})
+        r = in_job("-n", "10", MPI_HELLO, extra_env={"PSI_OVERBOOK": "0"})
         self.assertRanksOn(r, ["n1"] * 4 + ["n2"] * 2 + ["n3"] * 2 + ["n4"] * 2)
 
     def test_psi_loop_nodes_first_and_overbook(self):
@@ -118,12 +125,18 @@ class ParaStationTest(cluster.StepTestCase):
         self.assertRanksOn(r, ["n1", "n2", "n3", "n4"] * 2 + ["n1", "n2"])
 
     def test_psi_hosts(self):
-        r = srun("-n", "3", MPI_HELLO, extra_env={"PSI_HOSTS": "n3 n2"})
+        r = in_job("-n", "3", MPI_HELLO, extra_env={"PSI_HOSTS": "n3 n2"})
         self.assertRanksOn(r, ["n3", "n3", "n2"])
+        # Without a job, Slurm is asked for n2 and n3 and decides the CPUs.
+        r = srun("-n", "3", MPI_HELLO, extra_env={"PSI_HOSTS": "n3 n2"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual({n for n, *_ in cluster.hello_ranks(r.stdout).values()}, {"n2", "n3"})
 
     def test_psi_nodes(self):
+        # Without a job, the indices count the cluster's nodes: 3 is n4, 1 is n2.
         r = srun("-n", "3", MPI_HELLO, extra_env={"PSI_NODES": "3,1"})
-        self.assertRanksOn(r, ["n4", "n4", "n2"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual({n for n, *_ in cluster.hello_ranks(r.stdout).values()}, {"n2", "n4"})
 
     def test_psi_nodes_index_the_job_allocation(self):
         # Inside salloc the indices count the job's nodes: 2 is n4, 0 is n2.
@@ -192,9 +205,9 @@ class ParaStationTest(cluster.StepTestCase):
                            "using the PSI_HOSTS specification")
 
     def test_psi_variable_with_layout_option_is_refused(self):
-        r = srun("-N", "2", "-n", "2", MPI_HELLO, extra_env={"PSI_OVERBOOK": "1"})
-        self.assertRefused(r, "-N cannot be combined with stepmap's placement (PSI_OVERBOOK "
-                              "is set in the environment)")
+        r = srun("-m", "cyclic", "-n", "2", MPI_HELLO, extra_env={"PSI_OVERBOOK": "1"})
+        self.assertRefused(r, "-m lays the tasks out itself, and stepmap's placement "
+                              "(PSI_OVERBOOK is set in the environment) decide")
 
     def test_omp_num_threads_alone_leaves_srun_untouched(self):
         r = srun("-n", "2", "-N", "2", "env", extra_env={"OMP_NUM_THREADS": "2"})

@@ -127,9 +127,13 @@ TEST(AllocationShape, OnlyNodesTheUserNamedAreNamed) {
     EXPECT_EQ(shape.namedNodes, (Names{"n3", "n4"}));
     EXPECT_EQ(shape.namedBy, "--host");
 
+    // "n3:2,n4,n3" puts 3 processes on n3: it needs 3 CPUs there.
+    EXPECT_EQ(shape.processesPerNamedNode, 3);
+
     PlanRequest excluding;
     excluding.host = parseHostOption("!^n1").value();
     EXPECT_TRUE(allocationShapeFor(excluding).value().namedNodes.empty());
+    EXPECT_EQ(allocationShapeFor(excluding).value().excludedNodes, (Names{"n1"}));
 
     PlanRequest relative;
     relative.host = parseHostOption("+n1").value();
