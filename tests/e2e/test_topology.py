@@ -50,7 +50,8 @@ class TopologyTest(unittest.TestCase):
     def test_step_topology_from_shared_memory(self):
         # n2 holds two ranks (two cores of the step), n3 one (one core): each
         # process must see exactly its step's CPUs on its node, not the machine.
-        r = srun("-n", "3", "--host", "n2:2,n3", PMIX_CLIENT)
+        # -c 1: each step takes its tasks' CPUs only (the job may hold more).
+        r = srun("-n", "3", "-c", "1", "--host", "n2:2,n3", PMIX_CLIENT)
         self.assertEqual(r.returncode, 0, r.stderr)
         facts = client_facts(r.stdout)
         self.assertEqual(sorted(facts), [0, 1, 2], r.stdout)
