@@ -3,26 +3,14 @@
 #include <algorithm>
 #include <map>
 
-#include "cpu_list.hpp"
+#include "node_model.hpp"
 
 namespace stepmap {
 
 namespace {
 
 std::string listOf(const std::vector<std::uint32_t> &ids) {
-    std::string out;
-    for (std::size_t i = 0; i < ids.size();) {
-        std::size_t j = i;
-        while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1)
-            ++j;
-        if (!out.empty())
-            out += ',';
-        out += std::to_string(ids[i]);
-        if (j > i)
-            out += '-' + std::to_string(ids[j]);
-        i = j + 1;
-    }
-    return out.empty() ? "none" : out;
+    return ids.empty() ? "none" : formatIdList(ids);
 }
 
 } // namespace

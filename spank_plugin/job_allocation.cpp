@@ -149,6 +149,15 @@ std::string cpusPerNodeText(const resource_allocation_response_msg_t &r) {
 
 } // namespace
 
+Expected<JobAllocation::Granted> JobAllocation::lookup(std::uint32_t jobId) {
+    resource_allocation_response_msg_t *resp = nullptr;
+    if (!jobId || slurm_allocation_lookup(jobId, &resp) != SLURM_SUCCESS || !resp)
+        return UserError{slurm_strerror(slurm_get_errno())};
+    Granted g{resp->node_list ? resp->node_list : "", cpusPerNodeText(*resp)};
+    slurm_free_resource_allocation_response_msg(resp);
+    return g;
+}
+
 JobAllocation::~JobAllocation() {
     if (watcherFd_ >= 0)
         close(watcherFd_);

@@ -35,6 +35,12 @@ public:
     // Keeps the watcher's pipe open across srun's exec of itself.
     int keepAcrossExec();
 
+    // An existing job's nodes and CPUs ("n[1-2]", "2(x2)"), from Slurm.
+    struct Granted {
+        std::string nodeList, cpusPerNode;
+    };
+    static Expected<Granted> lookup(std::uint32_t jobId);
+
     std::uint32_t jobId() const { return jobId_; }
     const std::string &nodeList() const { return nodeList_; }
     // SLURM_JOB_CPUS_PER_NODE's form: "2(x3),1".

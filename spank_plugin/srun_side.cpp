@@ -155,18 +155,11 @@ Expected<Allocation> jobAllocation(const std::string &jobId) {
         return a;
     }
     const uint32_t id = static_cast<uint32_t>(std::strtoul(jobId.c_str(), nullptr, 10));
-    resource_allocation_response_msg_t *resp = nullptr;
-    if (!id || slurm_allocation_lookup(id, &resp) != SLURM_SUCCESS || !resp)
-        return UserError{"SLURM_JOB_ID=" + jobId + " names no job of yours that Slurm knows: " +
-                         slurm_strerror(slurm_get_errno())};
-    std::string counts;
-    for (uint32_t i = 0; i < resp->num_cpu_groups; ++i) {
-        counts += (counts.empty() ? "" : ",") + std::to_string(resp->cpus_per_node[i]);
-        if (resp->cpu_count_reps[i] > 1)
-            counts += "(x" + std::to_string(resp->cpu_count_reps[i]) + ")";
-    }
-    std::string nodes = resp->node_list ? resp->node_list : "";
-    slurm_free_resource_allocation_response_msg(resp);
+    auto granted = JobAllocation::lookup(id);
+    if (!granted)
+        return UserError{"job " + jobId + " (SLURM_JOB_ID or --jobid) is not one Slurm knows: " +
+                         granted.error().message};
+    const std::string nodes = granted->nodeList, counts = granted->cpusPerNode;
     auto a = allocationFromSlurm(nodes, counts);
     if (!a)
         return UserError{"cannot read job " + jobId + "'s allocation: " + a.error().message};
