@@ -13,6 +13,7 @@
 // CPUs, so PMIX_CPUSET, the locality and the affinity agree.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,18 @@
 
 namespace stepmap {
 
+// One rank's binding within the step: its planned CPUs inside stepCpus (OS
+// indices, ascending), or nullopt when it is not bound or is left unbound.
+// O(size of its CPU set): a task resolves only its own rank.
+Expected<std::optional<CpuBinding>> bindingWithinStep(const LaunchPlan &plan, std::uint32_t rank,
+                                                      const std::vector<std::uint32_t> &stepCpus);
+
 struct ResolvedBindings {
     std::uint32_t narrowed = 0; // ranks bound to fewer CPUs than planned
     std::uint32_t unbound = 0;  // ranks left on the step's CPUs
 };
 
-// Rewrites the bindings of `node`'s ranks in `plan`; stepCpus: the step's
+// Rewrites the bindings of `node`'s ranks in `plan` (for the node server); stepCpus: the step's
 // CPUs there as OS indices, ascending. The error names the node, the rank
 // and both CPU lists.
 Expected<ResolvedBindings> resolveBindingsOnNode(LaunchPlan &plan, std::uint32_t node,

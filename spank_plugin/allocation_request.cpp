@@ -81,7 +81,12 @@ Expected<int> positive(const Setting &s, int limit) {
     return *n;
 }
 
-Expected<std::vector<std::string>> nodeNames(const Setting &s, const NodeFileReader &readFile) {
+} // namespace
+
+Expected<std::vector<std::string>> parseNodeNames(const std::string &source,
+                                                  const std::string &value,
+                                                  const NodeFileReader &readFile) {
+    const Setting s{value, source};
     std::string text = s.value;
     if (text.find('/') != std::string::npos) {
         // srun reads a -w value holding '/' as a file of node names.
@@ -125,8 +130,6 @@ Expected<std::vector<std::string>> nodeNames(const Setting &s, const NodeFileRea
         return UserError{s.source + " " + quoted(s.value) + " names no node"};
     return names;
 }
-
-} // namespace
 
 const std::vector<std::string> &allocationVariables() {
     static const std::vector<std::string> names = [] {
@@ -286,13 +289,11 @@ Expected<AllocationRequest> allocationRequestFor(
     } else if (shape.nodes) {
         r.minNodes = r.maxNodes = shape.nodes;
     }
-    if (const Setting *s = get("ntasks-per-node")) {
-        auto n = positive(*s, kMaxCpusPerNode);
-        if (!n)
-            return n.error();
-        r.tasksPerNode = *n;
-    } else if (const Setting *t = get("tasks-per-node")) {
-        auto n = positive(*t, kMaxCpusPerNode);
+    const Setting *perNode = get("ntasks-per-node");
+    if (!perNode)
+        perNode = get("tasks-per-node"); // srun's other spelling
+    if (perNode) {
+        auto n = positive(*perNode, kMaxCpusPerNode);
         if (!n)
             return n.error();
         r.tasksPerNode = *n;
@@ -370,7 +371,7 @@ Expected<AllocationRequest> allocationRequestFor(
     text("chdir", r.workDir);
 
     if (const Setting *s = get("nodelist")) {
-        auto names = nodeNames(*s, readNodeFile);
+        auto names = parseNodeNames(s->source, s->value, readNodeFile);
         if (!names)
             return names.error();
         r.requiredNodes = std::move(names.value());
@@ -382,7 +383,7 @@ Expected<AllocationRequest> allocationRequestFor(
                 r.requiredNodes.push_back(name);
     }
     if (const Setting *s = get("exclude")) {
-        auto names = nodeNames(*s, readNodeFile);
+        auto names = parseNodeNames(s->source, s->value, readNodeFile);
         if (!names)
             return names.error();
         r.excludedNodes = std::move(names.value());

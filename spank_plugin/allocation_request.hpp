@@ -53,6 +53,12 @@ struct AllocationRequest {
 // srun); the error is the reason alone.
 using NodeFileReader = std::function<Expected<std::string>(const std::string &path)>;
 
+// A -w/-x value as srun reads it: hostlist expressions separated by commas
+// or blanks, or (with a '/') a file of them. `source` ("-w") names it in
+// errors.
+Expected<std::vector<std::string>>
+parseNodeNames(const std::string &source, const std::string &value, const NodeFileReader &readFile);
+
 // cmd: the scanned command line; environment: srun's input variables that
 // are set (name -> value); shape: what the placement implies; program: the
 // job's default name. Errors name the option or variable and the fix.

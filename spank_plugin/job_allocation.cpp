@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "hostlist.hpp"
 #include "plugin_log.hpp"
@@ -131,10 +132,6 @@ void onSignalWhileWaiting(int) {
     gInterrupted = 1;
 }
 
-char *cstr(const std::string &s) {
-    return s.empty() ? nullptr : const_cast<char *>(s.c_str());
-}
-
 std::string cpusPerNodeText(const resource_allocation_response_msg_t &r) {
     std::string out;
     for (std::uint32_t i = 0; i < r.num_cpu_groups; ++i) {
@@ -163,34 +160,39 @@ JobAllocation::~JobAllocation() {
         close(watcherFd_);
 }
 
-Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const AllocationRequest &r) {
+namespace {
+
+// A string field of the job description (libslurm only reads it).
+char *cstr(const std::string &s) {
+    return s.empty() ? nullptr : const_cast<char *>(s.c_str());
+}
+
+// Slurm's job description of `r`. It points into `r` and `strings`, which
+// must outlive it (libslurm only reads it).
+job_desc_msg_t describe(const AllocationRequest &r, std::vector<std::string> &strings) {
     job_desc_msg_t desc;
     slurm_init_job_desc_msg(&desc);
     desc.user_id = getuid();
     desc.group_id = getgid();
-    std::string name = r.name, account = r.account, partition = r.partition, qos = r.qos,
-                features = r.constraint, reservation = r.reservation, dependency = r.dependency,
-                comment = r.comment, wckey = r.wckey, licenses = r.licenses, workDir = r.workDir;
-    if (workDir.empty()) {
+    strings = {r.workDir, compressHostlist(r.requiredNodes), compressHostlist(r.excludedNodes)};
+    if (strings[0].empty()) {
         char cwd[4096];
         if (getcwd(cwd, sizeof cwd))
-            workDir = cwd;
+            strings[0] = cwd;
     }
-    std::string required = compressHostlist(r.requiredNodes);
-    std::string excluded = compressHostlist(r.excludedNodes);
-    desc.name = cstr(name);
-    desc.account = cstr(account);
-    desc.partition = cstr(partition);
-    desc.qos = cstr(qos);
-    desc.features = cstr(features);
-    desc.reservation = cstr(reservation);
-    desc.dependency = cstr(dependency);
-    desc.comment = cstr(comment);
-    desc.wckey = cstr(wckey);
-    desc.licenses = cstr(licenses);
-    desc.work_dir = cstr(workDir);
-    desc.req_nodes = cstr(required);
-    desc.exc_nodes = cstr(excluded);
+    desc.work_dir = cstr(strings[0]);
+    desc.req_nodes = cstr(strings[1]);
+    desc.exc_nodes = cstr(strings[2]);
+    desc.name = cstr(r.name);
+    desc.account = cstr(r.account);
+    desc.partition = cstr(r.partition);
+    desc.qos = cstr(r.qos);
+    desc.features = cstr(r.constraint);
+    desc.reservation = cstr(r.reservation);
+    desc.dependency = cstr(r.dependency);
+    desc.comment = cstr(r.comment);
+    desc.wckey = cstr(r.wckey);
+    desc.licenses = cstr(r.licenses);
     if (r.minNodes)
         desc.min_nodes = static_cast<std::uint32_t>(*r.minNodes);
     if (r.maxNodes)
@@ -245,6 +247,15 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
     if (r.useMinNodes)
         desc.bitflags |= USE_MIN_NODES;
 
+    return desc;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const AllocationRequest &r) {
+    std::vector<std::string> strings;
+    job_desc_msg_t desc = describe(r, strings);
+
     std::unique_ptr<JobAllocation> job(new JobAllocation());
     job->watcherFd_ = startWatcher();
     if (job->watcherFd_ < 0)
@@ -281,6 +292,7 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
             return UserError{"interrupted while waiting for the job allocation; the request was "
                              "withdrawn"};
         std::string named;
+        const std::string &required = strings[1];
         if (!required.empty() && (error == ESLURM_INVALID_NODE_NAME ||
                                   error == ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE))
             named = " (nodes named: " + required +

@@ -247,7 +247,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
     }
     case MessageType::RankExit: {
         auto m = wire::decodeAbort(f.payload);
-        if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node) {
+        // Only the server's own ranks, and an exit status srun can exit with.
+        if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node || m->status <= 0 ||
+            m->status > 255) {
             c.close("malformed rank exit");
             return;
         }

@@ -124,19 +124,15 @@ Expected<StepNodeRequest> stepNodeRequest(const SrunCommandLine &cmd) {
             req.countOption = option.written;
             continue;
         }
-        // The names, as the allocation request reads them (files included).
-        SrunCommandLine one;
-        one.options.push_back(option);
-        auto names =
-            allocationRequestFor(one, {}, AllocationShape{}, "",
-                                 [](const std::string &path) { return readBoundedFile(path); });
+        auto names = parseNodeNames(option.written, value,
+                                    [](const std::string &path) { return readBoundedFile(path); });
         if (!names)
             return names.error();
         if (option.name == "nodelist") {
-            req.include = names->requiredNodes;
+            req.include = std::move(names.value());
             req.includeOption = option.written;
         } else {
-            req.exclude = names->excludedNodes;
+            req.exclude = std::move(names.value());
             req.excludeOption = option.written;
         }
     }
@@ -497,10 +493,7 @@ int SrunSide::init(spank_t) {
     // the host file now lays out: run srun anew without them.
     std::vector<std::string> rest =
         argumentsWithout(args, cmd, {SrunOptionRole::StepNodes, SrunOptionRole::TasksPerNode});
-    if (rest.size() != args.size() ||
-        std::any_of(cmd.options.begin(), cmd.options.end(), [](const SrunOption &o) {
-            return o.role == SrunOptionRole::StepNodes || o.role == SrunOptionRole::TasksPerNode;
-        }))
+    if (rest != args)
         reexecute(rest);
     return 0;
 }
@@ -612,8 +605,9 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
                 spec->reset();
         }
     }
-    // -N, -w, -x: the step's nodes within the job, as Slurm would choose them.
-    auto stepNodes = stepNodeRequest(cmd);
+    // -N, -w, -x: the step's nodes within the job, as Slurm would choose them
+    // (a job stepmap asked for was shaped by them already: the step is all of it).
+    auto stepNodes = job_ ? Expected<StepNodeRequest>(StepNodeRequest{}) : stepNodeRequest(cmd);
     if (!stepNodes)
         return stepNodes.error();
     if (stepNodes->any()) {

@@ -245,22 +245,22 @@ int StepdSide::taskInit(spank_t sp) {
         for (std::uint32_t cpu = 0; cpu < CPU_SETSIZE; ++cpu)
             if (CPU_ISSET(cpu, &allowed))
                 stepCpus.push_back(cpu);
-        auto resolved = resolveBindingsOnNode(plan_, plan_.ranks[global].node, stepCpus);
-        if (!resolved) {
-            logError(resolved.error().message);
+        auto binding = bindingWithinStep(plan_, global, stepCpus);
+        if (!binding) {
+            logError(binding.error().message);
             return -1;
         }
-    }
-    if (const CpuBinding *b = plan_.bindingOf(global)) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        for (auto cpu : b->os)
-            if (cpu < CPU_SETSIZE)
-                CPU_SET(cpu, &set);
-        if (sched_setaffinity(0, sizeof set, &set) != 0) {
-            logError("cannot bind rank " + std::to_string(global) +
-                     " to its planned CPUs: " + std::strerror(errno));
-            return -1;
+        if (binding->has_value()) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            for (auto cpu : (*binding)->os)
+                if (cpu < CPU_SETSIZE)
+                    CPU_SET(cpu, &set);
+            if (sched_setaffinity(0, sizeof set, &set) != 0) {
+                logError("cannot bind rank " + std::to_string(global) +
+                         " to its planned CPUs: " + std::strerror(errno));
+                return -1;
+            }
         }
     }
     return 0;

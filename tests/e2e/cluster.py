@@ -155,6 +155,18 @@ def server_logs(nspace):
     return logs
 
 
+def cpu_set(listing):
+    """A Linux CPU list ('0-1,3', as in Cpus_allowed_list) -> {0, 1, 3}."""
+    out = set()
+    for part in listing.split(","):
+        if "-" in part:
+            lo, hi = part.split("-")
+            out.update(range(int(lo), int(hi) + 1))
+        elif part:
+            out.add(int(part))
+    return out
+
+
 def write_user_file(text):
     """A file the test user can read, in /tmp; the caller removes it."""
     fd, path = tempfile.mkstemp(prefix="stepmap-test-", dir="/tmp")

@@ -23,16 +23,7 @@ def squeue_jobs():
     return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
 
 
-def cpu_list(text):
-    """'0-1,3' -> {0, 1, 3}"""
-    out = set()
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            out.update(range(int(a), int(b) + 1))
-        elif part:
-            out.add(int(part))
-    return out
+cpu_list = cluster.cpu_set
 
 
 class AllocationTest(cluster.StepTestCase):

@@ -28,15 +28,7 @@ def client_facts(stdout):
     return dict(facts)
 
 
-def cpus(listing):
-    out = set()
-    for part in listing.split(","):
-        if "-" in part:
-            lo, hi = part.split("-")
-            out.update(range(int(lo), int(hi) + 1))
-        elif part:
-            out.add(int(part))
-    return out
+cpus = cluster.cpu_set
 
 
 class TopologyTest(unittest.TestCase):

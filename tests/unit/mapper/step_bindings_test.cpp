@@ -86,3 +86,22 @@ TEST(StepBindings, TheRequestTravelsInThePlan) {
             EXPECT_EQ(decoded->oversubscribed, over);
         }
 }
+
+TEST(StepBindings, OneRankResolvesAsTheNodeDoes) {
+    // task_init resolves only its own rank; the node server all of them.
+    for (auto request : {BindingRequest::Default, BindingRequest::Objects}) {
+        LaunchPlan node = twoPackages(request);
+        ASSERT_TRUE(resolveBindingsOnNode(node, 0, {1, 2}));
+        const LaunchPlan planned = twoPackages(request);
+        for (std::uint32_t rank : {0u, 1u}) {
+            auto one = bindingWithinStep(planned, rank, {1, 2});
+            ASSERT_TRUE(one);
+            ASSERT_TRUE(one->has_value());
+            EXPECT_EQ((*one)->os, cpusOf(node, rank));
+        }
+    }
+    auto unbound = bindingWithinStep(twoPackages(BindingRequest::Default), 1, {0});
+    ASSERT_TRUE(unbound);
+    EXPECT_FALSE(unbound->has_value());
+    EXPECT_FALSE(bindingWithinStep(twoPackages(BindingRequest::Cpus), 1, {0}));
+}
