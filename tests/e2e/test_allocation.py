@@ -100,6 +100,13 @@ class AllocationTest(cluster.StepTestCase):
         self.assertRefused(r, "--ntasks-per-node 1 disagrees with the plan, which puts 2 ranks "
                            "on n1")
 
+    def test_a_plan_that_fails_in_the_granted_job_releases_it(self):
+        # Slurm grants a node; only then does the plan find no core 7 there.
+        r = srun("-n", "1", "--map-by", "pe-list=7", MPI_HELLO)
+        self.assertRefused(r, "pe-list=7 on node", "there is no core 7")
+        self.assertTrue(cluster.wait_for(lambda: not squeue_jobs(), 20),
+                        f"the job outlived the refusal: {squeue_jobs()}")
+
     def test_allocation_options_stepmap_cannot_pass_on_are_refused(self):
         r = srun("--gres=gpu:1", "-n", "2", "--map-by", "node", MPI_HELLO)
         self.assertRefused(r, "--gres shapes the job's allocation", "salloc --gres gpu:1 srun")
