@@ -18,6 +18,7 @@
 
 #include "hostlist.hpp"
 #include "plugin_log.hpp"
+#include "slurm_release.hpp"
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -89,7 +90,7 @@ bool tell(int fd, const std::string &message) {
         }
     }
     if (job && !released)
-        slurm_kill_job(job, SIGKILL, 0);
+        slurm_release::killJob(job, SIGKILL);
     _exit(0);
 }
 
@@ -147,9 +148,10 @@ std::string cpusPerNodeText(const resource_allocation_response_msg_t &r) {
 } // namespace
 
 Expected<JobAllocation::Granted> JobAllocation::lookup(std::uint32_t jobId) {
-    resource_allocation_response_msg_t *resp = nullptr;
-    if (!jobId || slurm_allocation_lookup(jobId, &resp) != SLURM_SUCCESS || !resp)
-        return UserError{slurm_strerror(slurm_get_errno())};
+    resource_allocation_response_msg_t *resp =
+        jobId ? slurm_release::lookupAllocation(jobId) : nullptr;
+    if (!resp)
+        return UserError{slurm_strerror(slurm_release::lastError())};
     Granted g{resp->node_list ? resp->node_list : "", cpusPerNodeText(*resp)};
     slurm_free_resource_allocation_response_msg(resp);
     return g;
@@ -280,7 +282,7 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
     pthread_sigmask(SIG_UNBLOCK, &set, &oldMask);
     // A signal already pending arrives on unblocking: then ask nothing.
     resource_allocation_response_msg_t *resp =
-        gInterrupted ? nullptr : slurm_allocate_resources_blocking(&desc, 0, onPending);
+        gInterrupted ? nullptr : slurm_release::allocateBlocking(desc, onPending);
     const int error = errno;
     pthread_sigmask(SIG_SETMASK, &oldMask, nullptr);
     for (int i = 0; i < 4; ++i)
@@ -300,7 +302,7 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
         return UserError{std::string("Slurm refused the job allocation stepmap asked for: ") +
                          slurm_strerror(error) + named};
     }
-    job->jobId_ = resp->job_id;
+    job->jobId_ = slurm_release::jobIdOf(*resp);
     tell(job->watcherFd_, "J" + std::to_string(job->jobId_) + "\n");
     job->nodeList_ = resp->node_list ? resp->node_list : "";
     job->cpusPerNode_ = cpusPerNodeText(*resp);
@@ -352,7 +354,7 @@ void JobAllocation::release(int status) {
     if (released_ || !jobId_)
         return;
     released_ = true;
-    if (slurm_complete_job(jobId_, static_cast<std::uint32_t>(status)) == SLURM_SUCCESS ||
+    if (slurm_release::completeJob(jobId_, static_cast<std::uint32_t>(status)) == SLURM_SUCCESS ||
         errno == ESLURM_ALREADY_DONE)
         tell(watcherFd_, "R\n");
     // Otherwise the watcher cancels it when srun is gone.

@@ -15,6 +15,7 @@
 #include "psi_environment.hpp"
 #include "quote.hpp"
 #include "rankfile.hpp"
+#include "slurm_release.hpp"
 #include "srun_command_line.hpp"
 #include "step_nodes.hpp"
 #include "user_file.hpp"
@@ -59,8 +60,7 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
     RendezvousHub::Settings s;
     s.host = site.hubAddress;
     s.connectDeadlineSec = site.serverStartTimeoutSec;
-    slurm_conf_t *conf = nullptr;
-    if (slurm_load_ctl_conf(0, &conf) == SLURM_SUCCESS && conf) {
+    if (slurm_conf_t *conf = slurm_release::loadControllerConf()) {
         if (conf->srun_port_range && conf->srun_port_range[0] > 0 &&
             conf->srun_port_range[1] >= conf->srun_port_range[0]) {
             s.portMin = conf->srun_port_range[0];
@@ -68,7 +68,7 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
         }
         if (conf->control_cnt > 0 && conf->control_addr && conf->control_addr[0])
             s.toward = conf->control_addr[0];
-        slurm_free_ctl_conf(conf);
+        slurm_release::freeControllerConf(conf);
     }
     return s;
 }
@@ -174,7 +174,7 @@ Expected<NodeTable> loadNodeTable() {
     node_info_msg_t *nodes = nullptr;
     if (slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS || !nodes)
         return UserError{std::string("cannot read Slurm's node table: ") +
-                         slurm_strerror(slurm_get_errno())};
+                         slurm_strerror(slurm_release::lastError())};
     return NodeTable(nodes);
 }
 
@@ -195,10 +195,7 @@ std::vector<NodeFigures> nodeFigures(const node_info_msg_t &table, const Allocat
         const auto own = ownCpus.find(std::string_view(n.name));
         if (own == ownCpus.end())
             continue;
-        uint16_t allocated = 0;
-        if (slurm_get_select_nodeinfo(n.select_nodeinfo, SELECT_NODEDATA_SUBCNT,
-                                      NODE_STATE_ALLOCATED, &allocated) != SLURM_SUCCESS)
-            allocated = 0;
+        const std::uint16_t allocated = slurm_release::allocatedCpus(n);
         NodeFigures f;
         f.name = n.name;
         f.hardwareThreads = n.cpus;
@@ -258,17 +255,11 @@ bool needsHardware(const PlanRequest &req) {
 // its own allocation). Nodes alike share one model.
 Expected<bool> attachNodeModels(Allocation &alloc, const node_info_msg_t &table,
                                 const std::string &job) {
-    job_info_msg_t *jobs = nullptr;
-    std::unique_ptr<job_info_msg_t, decltype(&slurm_free_job_info_msg)> jobOwner(
-        nullptr, slurm_free_job_info_msg);
-    {
-        uint32_t jobId = static_cast<uint32_t>(std::strtoul(job.c_str(), nullptr, 10));
-        if (!jobId || slurm_load_job(&jobs, jobId, SHOW_DETAIL) != SLURM_SUCCESS || !jobs ||
-            jobs->record_count < 1)
-            return UserError{std::string("cannot read this job's CPUs from Slurm: ") +
-                             slurm_strerror(slurm_get_errno())};
-        jobOwner.reset(jobs);
-    }
+    const auto jobId = static_cast<std::uint32_t>(std::strtoul(job.c_str(), nullptr, 10));
+    auto cpuIds = slurm_release::jobCpuIds(jobId);
+    if (!cpuIds)
+        return UserError{"cannot read job " + job +
+                         "'s CPUs from Slurm: " + cpuIds.error().message};
     std::map<std::string, const node_info_t *, std::less<>> byName;
     for (uint32_t i = 0; i < table.record_count; ++i)
         if (table.node_array[i].name)
@@ -283,28 +274,24 @@ Expected<bool> attachNodeModels(Allocation &alloc, const node_info_msg_t &table,
         shape.sockets = std::max<int>(1, n.sockets);
         shape.coresPerSocket = std::max<int>(1, n.cores);
         shape.threadsPerCore = std::max<int>(1, n.threads);
-        std::string ids;
-        if (jobs) {
-            char buf[4096] = "";
-            if (slurm_job_cpus_allocated_str_on_node(buf, sizeof buf, jobs->job_array[0].job_resrcs,
-                                                     node.name.c_str()) != SLURM_SUCCESS)
-                return UserError{"cannot read this job's CPUs on " + node.name + " from Slurm"};
-            ids = buf;
-        }
+        auto held = cpuIds->find(node.name);
+        if (held == cpuIds->end())
+            return UserError{"Slurm names no CPUs of job " + job + " on " + node.name};
+        const std::string &ids = held->second;
         std::string key = std::to_string(shape.sockets) + "/" +
                           std::to_string(shape.coresPerSocket) + "/" +
                           std::to_string(shape.threadsPerCore) + "/" + ids;
         auto &model = shared[key];
         if (!model) {
-            std::vector<std::uint32_t> cpuIds;
+            std::vector<std::uint32_t> idList;
             if (!ids.empty()) {
                 auto parsed = parseCpuIdList(ids);
                 if (!parsed)
                     return UserError{"Slurm's CPU ids of " + node.name + ": " +
                                      parsed.error().message};
-                cpuIds = std::move(parsed.value());
+                idList = std::move(parsed.value());
             }
-            auto built = buildSlurmNodeModel(shape, cpuIds);
+            auto built = buildSlurmNodeModel(shape, idList);
             if (!built)
                 return UserError{"node " + node.name + ": " + built.error().message};
             model = std::move(built.value());
@@ -831,7 +818,7 @@ int SrunSide::localUserInit(spank_t sp) {
             return;
         logError("rank " + std::to_string(rank) + " called abort with status " +
                  std::to_string(status) + (msg.empty() ? "" : ": " + msg) + "; ending the step");
-        slurm_kill_job_step(jobId, stepId, SIGKILL);
+        slurm_release::killJobStep(jobId, stepId, SIGKILL);
     };
     events.onRankExit = [this](std::uint32_t, int status) {
         int expected = -1;
@@ -841,7 +828,7 @@ int SrunSide::localUserInit(spank_t sp) {
         if (failed_.exchange(true) || abortStatus_.load() >= 0)
             return;
         logError(why + "; ending the step");
-        slurm_kill_job_step(jobId, stepId, SIGKILL);
+        slurm_release::killJobStep(jobId, stepId, SIGKILL);
     };
     hub_ = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan_.nodes.size()),
                                 *wire::decodeSecretHex(secret), std::move(events),
