@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, then configures and builds stepmap.
-#   contrib/build.sh            -> builds in $STEPMAP_BUILD_DIR (default: <repo>/build)
-# Prints the build directory on stdout.
+#   contrib/build.sh [meson setup options]
+#       -> builds in $STEPMAP_BUILD_DIR (default: <repo>/build$STEPMAP_BUILD_SUFFIX)
+# Prints the build directory on stdout. The options apply when the build
+# directory is first set up (e.g. -Dslurm_prefix=/opt/slurm-26.05.3).
 #
 # The local cluster's test user loads the plugin and runs the test programs
 # from the build tree, so the build tree must be reachable by other users;
@@ -11,7 +13,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$repo/contrib/install-deps.sh" >&2
 
-build=${STEPMAP_BUILD_DIR:-$repo/build}
+suffix=${STEPMAP_BUILD_SUFFIX:-}
+build=${STEPMAP_BUILD_DIR:-$repo/build$suffix}
 reachable() {
 	local d=$1
 	while [ "$d" != / ]; do
@@ -20,11 +23,11 @@ reachable() {
 	done
 }
 if [ -z "${STEPMAP_BUILD_DIR:-}" ] && ! reachable "$repo"; then
-	build=/var/tmp/stepmap-build-$(printf %s "$repo" | md5sum | cut -c1-8)
+	build=/var/tmp/stepmap-build-$(printf %s "$repo" | md5sum | cut -c1-8)$suffix
 	echo "build.sh: $repo is not reachable by other users; building in $build" >&2
 fi
 if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" "$repo" >&2
+	meson setup "$build" "$repo" "$@" >&2
 fi
 ninja -C "$build" >&2
 chmod -R o+rX "$build"

@@ -36,6 +36,8 @@ const std::map<std::string, std::string> kPassedVariables = {
     {"SLURM_TIMELIMIT", "time"},
     {"SLURM_USE_MIN_NODES", "use-min-nodes"},
     {"SLURM_WCKEY", "wckey"},
+    // srun reads one of these as -c, by release (slurm_release.hpp).
+    {"SLURM_CPUS_PER_TASK", "cpus-per-task"},
     {"SRUN_CPUS_PER_TASK", "cpus-per-task"},
 };
 // ... and those that shape the allocation in ways stepmap does not pass on.

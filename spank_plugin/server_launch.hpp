@@ -52,6 +52,8 @@ public:
     explicit operator bool() const { return static_cast<bool>(pidfd_); }
     // SIGTERM, then SIGKILL if it has not exited within waitMs; forgets it.
     void stop(int waitMs);
+    // Closes the handle and leaves the process running.
+    void forget() { pidfd_.reset(); }
 
 private:
     pid_t pid_ = 0;

@@ -16,6 +16,13 @@ extern "C" {
 #define STEPMAP_SLURM_AT_LEAST(major, minor)                                                       \
     (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(major, minor, 0))
 
+#if STEPMAP_SLURM_AT_LEAST(25, 5)
+// A failed slurm_spank_init in slurmstepd (e.g. a bad plugstack argument)
+// fails the job instead of draining the node (Slurm reads this by name).
+extern "C" __attribute__((visibility("default"))) int slurm_spank_init_failure_mode =
+    ESPANK_JOB_FAILURE;
+#endif
+
 namespace stepmap::plugin::slurm_release {
 
 namespace {
@@ -117,6 +124,22 @@ resource_allocation_response_msg_t *allocateBlocking(const job_desc_msg_t &desc,
     gOnPending = nullptr;
     errno = error;
     return granted;
+}
+
+const char *cpusPerTaskVariable() {
+#if STEPMAP_SLURM_AT_LEAST(23, 11)
+    return "SLURM_CPUS_PER_TASK";
+#else
+    return "SRUN_CPUS_PER_TASK";
+#endif
+}
+
+const char *ignoredCpusPerTaskVariable() {
+#if STEPMAP_SLURM_AT_LEAST(23, 11)
+    return "SRUN_CPUS_PER_TASK";
+#else
+    return "SLURM_CPUS_PER_TASK";
+#endif
 }
 
 slurm_conf_t *loadControllerConf() {

@@ -9,7 +9,8 @@
 //   24.11  slurm_get_errno() and slurm_job_cpus_allocated_str_on_node() go:
 //          errno, and the job's CPU ids from `scontrol -d show job`
 //   25.05  node_info_t.select_nodeinfo goes (alloc_cpus replaces it);
-//          slurm_spank_init_failure_mode appears
+//          slurm_spank_init_failure_mode appears (stepmap sets it: a failed
+//          remote init fails the job, not the node)
 //   25.11  job ids become slurm_step_id_t in the allocation calls
 //   26.05  slurm_load_job(), slurm_allocation_lookup() and slurm_kill_job()
 //          take a slurm_step_id_t; the blocking allocation an interrupt fd;
@@ -46,6 +47,12 @@ resource_allocation_response_msg_t *lookupAllocation(std::uint32_t job);
 // when a signal interrupts the wait (errno EINTR).
 resource_allocation_response_msg_t *allocateBlocking(const job_desc_msg_t &desc,
                                                      void (*onPending)(std::uint32_t job));
+
+// The variable srun reads as -c: SRUN_CPUS_PER_TASK from 22.05 to 23.02,
+// SLURM_CPUS_PER_TASK again from 23.11 (which ignores the other; so does
+// 22.05 with SLURM_CPUS_PER_TASK, which sbatch -c sets in a batch job).
+const char *cpusPerTaskVariable();
+const char *ignoredCpusPerTaskVariable();
 
 // slurm_load_ctl_conf / its free.
 slurm_conf_t *loadControllerConf();

@@ -104,7 +104,8 @@ Expected<std::string> readUserFile(const std::string &path) {
 std::map<std::string, std::string> allocationEnvironment() {
     std::map<std::string, std::string> values;
     for (const std::string &name : allocationVariables())
-        if (const char *value = std::getenv(name.c_str()))
+        if (const char *value = std::getenv(name.c_str());
+            value && name != slurm_release::ignoredCpusPerTaskVariable())
             values[name] = value;
     return values;
 }
@@ -437,10 +438,10 @@ int SrunSide::init(spank_t) {
     if (plan_.oversubscribed)
         setenv("SLURM_OVERCOMMIT", "1", 1);
     // --tpp / PSI_TPP: each task gets its hardware threads from Slurm too
-    // (srun's -c; since 22.05 srun reads SRUN_CPUS_PER_TASK, not
-    // SLURM_CPUS_PER_TASK).
+    // (srun's -c, through the variable this release's srun reads).
     if (request_.parastation.threads() > 1)
-        setenv("SRUN_CPUS_PER_TASK", std::to_string(request_.parastation.threads()).c_str(), 1);
+        setenv(slurm_release::cpusPerTaskVariable(),
+               std::to_string(request_.parastation.threads()).c_str(), 1);
     std::string encoded = encodePlan(plan_);
     // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN).
     if (encoded.size() + sizeof "STEPMAP_PLAN=" > 128 * 1024)
@@ -461,7 +462,7 @@ int SrunSide::init(spank_t) {
         const bool bound =
             std::any_of(plan_.ranks.begin(), plan_.ranks.end(),
                         [](const RankPlacement &r) { return r.binding != kUnbound; });
-        if (bound && (cmd.last("cpus-per-task") || cmd.last("exact") || env("SRUN_CPUS_PER_TASK") ||
+        if (bound && (cmd.last("cpus-per-task") || cmd.last("exact") || env(slurm_release::cpusPerTaskVariable()) ||
                       env("SLURM_EXACT")))
             map += "Bindings above are within the job's CPUs; with -c or --exact the step may "
                    "hold fewer on a node, and each node binds within those it holds (its node "

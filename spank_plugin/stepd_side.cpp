@@ -170,7 +170,7 @@ int StepdSide::userInit(spank_t sp) {
                    "--ready-fd",
                    "{fd}",
                    "--watch-pid",
-                   std::to_string(getpid()),
+                   std::to_string(stepdPid_),
                    "--dmodex-timeout",
                    std::to_string(site_.dmodexTimeoutSec),
                    "--client-auth",
@@ -208,6 +208,12 @@ int StepdSide::userInit(spank_t sp) {
     serverNotices_ = std::move(running.value().notices);
     logDebug("server " + std::to_string(server_.pid()) + " serves step " + stepTag + " on " +
              plan_.nodes[*node].name);
+    if (getpid() != stepdPid_) {
+        // contain_spank: these descriptors are this clone's alone (see the header).
+        logDebug("user_init runs contained (contain_spank): the server stops with the step");
+        server_.forget();
+        serverNotices_.reset();
+    }
     return 0;
 }
 

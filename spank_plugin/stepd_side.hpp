@@ -5,10 +5,21 @@
 // environment, stops the server when the tasks are done, and removes what
 // it may have left. Runs as root: everything from the job environment is
 // bounded and checked against what Slurm says of the step.
+//
+// SlurmdParameters=contain_spank (with a job namespace) runs user_init and
+// task_exit each in a clone(CLONE_VM) child of slurmstepd: memory is shared,
+// but the pid and the descriptor table are the clone's own, and a
+// descriptor opened there is gone when it returns. So the server watches
+// the pid slurm_spank_init ran in (slurmstepd itself), and a contained
+// user_init keeps no descriptor for later hooks: Slurm's end-of-step kill of
+// the step's processes stops the server, and a failing task's status is not
+// forwarded (srun reports Slurm's own).
 
 #include "launch_plan.hpp"
 #include "server_launch.hpp"
 #include "site_config.hpp"
+
+#include <unistd.h>
 
 #include <map>
 #include <string>
@@ -22,7 +33,8 @@ namespace stepmap::plugin {
 
 class StepdSide {
 public:
-    explicit StepdSide(SiteConfig site) : site_(std::move(site)) {}
+    // Constructed in slurm_spank_init, which runs in slurmstepd itself.
+    explicit StepdSide(SiteConfig site) : site_(std::move(site)), stepdPid_(getpid()) {}
 
     int userInit(spank_t sp);
     int taskInit(spank_t sp);
@@ -34,6 +46,7 @@ private:
     void removeServerDirectory();
 
     SiteConfig site_;
+    pid_t stepdPid_;
     bool active_ = false;
     LaunchPlan plan_;
     std::string tmpdir_;

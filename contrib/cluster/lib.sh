@@ -2,7 +2,7 @@
 # Shared by start.sh and stop.sh (sourced, not run). Bash only.
 #
 # Everything the test cluster owns lives under ONE directory, $STATE:
-#   etc/    slurm.conf cgroup.conf mpi.conf plugstack.conf (generated)
+#   etc/    slurm.conf cgroup.conf mpi.conf plugstack.conf job_container.conf (generated)
 #   munge/  munge.key munged.pid munged.log munged.seed munge.socket.2
 #   log/    slurmctld.log slurmd.nK.log
 #   run/    slurmctld.pid slurmd.nK.pid plugin.stamp
@@ -10,7 +10,17 @@
 #   pmix-cli/  mount point; each slurmd has its own private tmpfs here
 #   env.sh  what callers source (SLURM_CONF, Open MPI settings)
 
-STATE=${STEPMAP_CLUSTER_DIR:-/tmp/stepmap-cluster}
+# STEPMAP_SLURM_PREFIX: run a Slurm installed under its own prefix
+# (contrib/slurm/build-release.sh) instead of Debian's; its state lives in a
+# directory of its own.
+SLURM_PREFIX=${STEPMAP_SLURM_PREFIX:-}
+if [ -n "$SLURM_PREFIX" ]; then
+	PATH=$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH
+	export PATH
+	STATE=${STEPMAP_CLUSTER_DIR:-/tmp/stepmap-cluster-$(basename "$SLURM_PREFIX")}
+else
+	STATE=${STEPMAP_CLUSTER_DIR:-/tmp/stepmap-cluster}
+fi
 CONF=$STATE/etc/slurm.conf
 MUNGE_SOCKET=$STATE/munge/munge.socket.2
 TEST_USER=smuser

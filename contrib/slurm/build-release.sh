@@ -15,7 +15,10 @@ name=$(basename "$tarball"); name=${name%.tar.*}            # slurm-26.05.3
 version=${name#slurm-}
 case $version in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "build-release.sh: $tarball is not named slurm-X.Y.Z.tar.*" >&2; exit 1 ;; esac
 prefix=${STEPMAP_SLURM_PREFIX:-/opt/slurm-$version}
-sum=$(sha256sum "$tarball" | cut -d' ' -f1)
+# Several slurmd on one host (slurmd -N nK, the test cluster) need
+# --enable-multiple-slurmd, as Debian's package is built.
+configure_flags=(--with-munge --with-hwloc --disable-static --disable-debug --enable-multiple-slurmd)
+sum="$(sha256sum "$tarball" | cut -d' ' -f1) ${configure_flags[*]}"
 stamp=$prefix/.stepmap-build
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ] && [ -x "$prefix/sbin/slurmd" ]; then
 	echo "build-release.sh: Slurm $version already built in $prefix (cached)" >&2
@@ -44,8 +47,7 @@ start=$(date +%s)
 (
 	cd "$src"
 	./configure --prefix="$prefix" --sysconfdir="$prefix/etc" \
-		--with-pmix="$pmix" --with-munge --with-hwloc --disable-static \
-		--disable-debug >"$work/configure.log" 2>&1 ||
+		--with-pmix="$pmix" "${configure_flags[@]}" >"$work/configure.log" 2>&1 ||
 		{ tail -30 "$work/configure.log" >&2; exit 1; }
 	make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -40 "$work/make.log" >&2; exit 1; }
 	rm -rf "$prefix"
