@@ -9,7 +9,7 @@ pkgs=(
   libslurm-dev slurmctld slurmd slurm-client munge
   libpmix-dev libhwloc-dev hwloc libuv1-dev libyaml-cpp-dev
   googletest libgtest-dev libbenchmark-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev python3-mpi4py libmpich-dev
   libssl-dev
   util-linux procps iproute2
 )

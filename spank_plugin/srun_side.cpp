@@ -7,6 +7,7 @@
 #include "job_allocation.hpp"
 #include "job_map.hpp"
 #include "map_policy.hpp"
+#include "mpi_linkage.hpp"
 #include "multi_prog.hpp"
 #include "node_model.hpp"
 #include "parastation_placement.hpp"
@@ -98,6 +99,38 @@ EnvironmentValues psiEnvironment() {
 // error is the reason alone.
 Expected<std::string> readUserFile(const std::string &path) {
     return readBoundedFile(path);
+}
+
+// A program linked with a PMI-only MPI (Debian's MPICH): under stepmap's
+// PMIx server each of its ranks would start alone, as a singleton. Found
+// here, on the submit host, as the nodes would find it (srun's PATH and
+// -D); a program not found here, or not an ELF file (a script), is let be.
+std::optional<UserError> pmiOnlyProgram(const SrunCommandLine &cmd) {
+    if (!cmd.program || cmd.last("multi-prog"))
+        return std::nullopt;
+    std::string cwd;
+    if (const SrunOption *dir = cmd.last("chdir"); dir && dir->value)
+        cwd = *dir->value;
+    if (cwd.empty() || cwd[0] != '/') {
+        char here[4096];
+        std::string base = getcwd(here, sizeof here) ? here : "/";
+        cwd = cwd.empty() ? base : base + "/" + cwd;
+    }
+    const char *path = std::getenv("PATH");
+    auto program = resolveProgram(*cmd.program, path ? path : "", cwd);
+    if (!program)
+        return std::nullopt;
+    auto needed = neededLibraries(*program);
+    if (!needed)
+        return std::nullopt;
+    auto library = pmiOnlyMpiLibrary(*needed);
+    if (!library)
+        return std::nullopt;
+    return UserError{*cmd.program + " is linked with MPICH (" + *library +
+                     "), which talks to its launcher through PMI-1/PMI-2 only; stepmap serves "
+                     "PMIx, so each rank would start alone. Run it without stepmap's options as "
+                     "`srun --mpi=pmi2 ...`, or use an MPI built with PMIx (Open MPI, or MPICH "
+                     "configured --with-pmi=pmix)"};
 }
 
 // srun's input variables that shape an allocation, as set.
@@ -462,8 +495,8 @@ int SrunSide::init(spank_t) {
         const bool bound =
             std::any_of(plan_.ranks.begin(), plan_.ranks.end(),
                         [](const RankPlacement &r) { return r.binding != kUnbound; });
-        if (bound && (cmd.last("cpus-per-task") || cmd.last("exact") || env(slurm_release::cpusPerTaskVariable()) ||
-                      env("SLURM_EXACT")))
+        if (bound && (cmd.last("cpus-per-task") || cmd.last("exact") ||
+                      env(slurm_release::cpusPerTaskVariable()) || env("SLURM_EXACT")))
             map += "Bindings above are within the job's CPUs; with -c or --exact the step may "
                    "hold fewer on a node, and each node binds within those it holds (its node "
                    "server logs where that narrows a binding).\n";
@@ -521,6 +554,8 @@ void SrunSide::reexecute(const std::vector<std::string> &args) {
 }
 
 Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValues &environment) {
+    if (auto refused = pmiOnlyProgram(cmd))
+        return *refused;
     PlanRequest req;
     auto built = buildRequest(environment, req);
     if (!built)
