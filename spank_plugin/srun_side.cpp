@@ -6,6 +6,7 @@
 #include "host_list.hpp"
 #include "job_allocation.hpp"
 #include "job_map.hpp"
+#include "job_variables.hpp"
 #include "map_policy.hpp"
 #include "mpi_linkage.hpp"
 #include "multi_prog.hpp"
@@ -393,7 +394,7 @@ int SrunSide::init(spank_t) {
     if (auto reexec = takeReexec()) {
         // The previous image of this srun planned, allocated and set the
         // environment; only the plan is needed again here.
-        auto decoded = decodePlan(env("STEPMAP_PLAN").value_or(""));
+        auto decoded = decodePlan(env(kPlanVariable).value_or(""));
         if (!decoded)
             refuse("lost the plan across srun's restart: " + decoded.error().message);
         active_ = true;
@@ -412,7 +413,7 @@ int SrunSide::init(spank_t) {
 
     // What an outer stepmap step handed its tasks is not this step's: an
     // srun inside such a task must not carry it into its own step.
-    for (const char *name : {"STEPMAP_PLAN", "STEPMAP_HUB", "STEPMAP_SECRET"})
+    for (const char *name : kJobVariables)
         unsetenv(name);
     const EnvironmentValues environment = psiEnvironment();
     const auto psiVariable = firstPsiVariable(environment);
@@ -477,11 +478,11 @@ int SrunSide::init(spank_t) {
                std::to_string(request_.parastation.threads()).c_str(), 1);
     std::string encoded = encodePlan(plan_);
     // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN).
-    if (encoded.size() + sizeof "STEPMAP_PLAN=" > 128 * 1024)
+    if (encoded.size() + std::strlen(kPlanVariable) + 1 > 128 * 1024)
         fail("the launch plan is too irregular to pass to the nodes (" +
              std::to_string(encoded.size()) +
              " bytes encoded); use --map-by slot or nodes with equal CPU counts");
-    setenv("STEPMAP_PLAN", encoded.c_str(), 1);
+    setenv(kPlanVariable, encoded.c_str(), 1);
 
     if (options_.displayMap || report_.display) {
         auto job = env("SLURM_JOB_ID");
@@ -882,8 +883,8 @@ int SrunSide::localUserInit(spank_t sp) {
     std::snprintf(cost, sizeof cost, "%.3f", hubMs);
     logVerbose("rendezvous of step " + std::to_string(jobId) + "." + std::to_string(stepId) +
                " at " + address + " (ready in " + cost + " ms)");
-    setenv("STEPMAP_HUB", address.c_str(), 1);
-    setenv("STEPMAP_SECRET", secret.c_str(), 1);
+    setenv(kHubVariable, address.c_str(), 1);
+    setenv(kSecretVariable, secret.c_str(), 1);
     return 0;
 }
 

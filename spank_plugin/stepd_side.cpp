@@ -1,5 +1,7 @@
 #include "stepd_side.hpp"
 
+#include "job_namespace.hpp"
+#include "job_variables.hpp"
 #include "step_bindings.hpp"
 
 #include "plugin_log.hpp"
@@ -25,7 +27,6 @@ namespace {
 constexpr std::size_t kMaxPlanBytes = 128 * 1024;
 constexpr std::size_t kMaxHubBytes = 512;
 constexpr std::size_t kMaxSecretBytes = 128;
-const char *const kStepmapVariables[] = {"STEPMAP_PLAN", "STEPMAP_HUB", "STEPMAP_SECRET"};
 
 // A job environment variable of at most maxBytes: nullopt if absent, an
 // error if larger. Looks with a small buffer first: a step without stepmap
@@ -59,7 +60,7 @@ std::string fileNamePart(const std::string &name) {
 } // namespace
 
 int StepdSide::userInit(spank_t sp) {
-    auto planVar = jobVariable(sp, "STEPMAP_PLAN", kMaxPlanBytes);
+    auto planVar = jobVariable(sp, kPlanVariable, kMaxPlanBytes);
     if (planVar && !*planVar)
         return 0; // not a stepmap step
     active_ = true;
@@ -95,12 +96,13 @@ int StepdSide::userInit(spank_t sp) {
     limits.maxNodes = nodes;
     auto plan = decodePlan(planText, limits);
     if (!plan) {
-        logError("STEPMAP_PLAN in the job environment is damaged: " + plan.error().message);
+        logError(std::string(kPlanVariable) +
+                 " in the job environment is damaged: " + plan.error().message);
         return -1;
     }
     plan_ = std::move(plan.value());
     if (plan_.ranks.size() != totalTasks) {
-        logError("STEPMAP_PLAN has " + std::to_string(plan_.ranks.size()) +
+        logError(std::string(kPlanVariable) + " has " + std::to_string(plan_.ranks.size()) +
                  " ranks but Slurm's step has " + std::to_string(totalTasks) + " tasks");
         return -1;
     }
@@ -135,10 +137,11 @@ int StepdSide::userInit(spank_t sp) {
         return -1;
     }
 
-    auto hub = jobVariable(sp, "STEPMAP_HUB", kMaxHubBytes);
-    auto secret = jobVariable(sp, "STEPMAP_SECRET", kMaxSecretBytes);
+    auto hub = jobVariable(sp, kHubVariable, kMaxHubBytes);
+    auto secret = jobVariable(sp, kSecretVariable, kMaxSecretBytes);
     if (!hub || !secret || !*hub || !*secret) {
-        logError("the job environment lacks a usable STEPMAP_HUB/STEPMAP_SECRET (srun did not "
+        logError("the job environment lacks a usable SLURM_STEPMAP_HUB/SLURM_STEPMAP_SECRET (srun "
+                 "did not "
                  "load the stepmap plugin?)");
         return -1;
     }
@@ -174,7 +177,9 @@ int StepdSide::userInit(spank_t sp) {
                    "--dmodex-timeout",
                    std::to_string(site_.dmodexTimeoutSec),
                    "--client-auth",
-                   site_.clientAuth};
+                   site_.clientAuth,
+                   "--client-mount-namespace",
+                   tasksInOtherMountNamespace(jobId) ? "other" : "same"};
     launch.environ = {"STEPMAP_PLAN=" + planText, "STEPMAP_SECRET=" + **secret,
                       "PATH=/usr/bin:/bin"};
     launch.uid = uid_;
@@ -223,7 +228,7 @@ int StepdSide::taskInit(spank_t sp) {
     // The plan, the rendezvous and its secret are for the node servers: a
     // task must not hand them on (an srun inside it would try to serve the
     // outer plan).
-    for (const char *name : kStepmapVariables)
+    for (const char *name : kJobVariables)
         spank_unsetenv(sp, name);
     uint32_t global = 0;
     if (spank_get_item(sp, S_TASK_GLOBAL_ID, &global) != ESPANK_SUCCESS)

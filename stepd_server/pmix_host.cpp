@@ -212,8 +212,11 @@ Expected<bool> PmixHost::start() {
         // destroy the hwloc topology with it, while PMIx keeps the pointer.
         std::uint8_t no = 0, yes = 1;
         pmix_info_t init[8];
-        PMIX_INFO_LOAD(&init[0], PMIX_SERVER_TMPDIR, config_.tmpdir.c_str(), PMIX_STRING);
-        PMIX_INFO_LOAD(&init[1], PMIX_SYSTEM_TMPDIR, config_.tmpdir.c_str(), PMIX_STRING);
+        // Every path PMIx hands its clients (rendezvous, dstore, the shared
+        // topology) starts here, so they resolve wherever the clients live.
+        const std::string tmpdir = clientTmpdir(config_);
+        PMIX_INFO_LOAD(&init[0], PMIX_SERVER_TMPDIR, tmpdir.c_str(), PMIX_STRING);
+        PMIX_INFO_LOAD(&init[1], PMIX_SYSTEM_TMPDIR, tmpdir.c_str(), PMIX_STRING);
         PMIX_INFO_LOAD(&init[2], PMIX_HOSTNAME, node.c_str(), PMIX_STRING);
         PMIX_INFO_LOAD(&init[3], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
         PMIX_INFO_LOAD(&init[4], PMIX_SERVER_SYSTEM_SUPPORT, &no, PMIX_BOOL);
@@ -287,8 +290,8 @@ Expected<bool> PmixHost::registerNamespace() {
     job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
     job.add(PMIX_NODE_MAP, nodeRegex, PMIX_REGEX);
     job.add(PMIX_PROC_MAP, ppnRegex, PMIX_REGEX);
-    job.addString(PMIX_TMPDIR, config_.tmpdir);
-    job.addString(PMIX_NSDIR, config_.tmpdir);
+    job.addString(PMIX_TMPDIR, clientTmpdir(config_));
+    job.addString(PMIX_NSDIR, clientTmpdir(config_));
     job.addBool(PMIX_TDIR_RMCLEAN, true);
     job.addU32(PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(local.size()));
     if (!local.empty()) {
@@ -314,7 +317,8 @@ Expected<bool> PmixHost::registerNamespace() {
         proc.addU32(PMIX_NODEID, p.node);
         proc.addString(PMIX_HOSTNAME, plan.nodes[p.node].name);
         if (p.node == me)
-            addLocalProcData(proc, topology_, stepCpuset_, plan.bindingOf(r), config_.tmpdir);
+            addLocalProcData(proc, topology_, stepCpuset_, plan.bindingOf(r),
+                             clientTmpdir(config_));
         job.addList(PMIX_PROC_DATA, proc);
     }
 

@@ -2,6 +2,8 @@
 
 #include "wire/secret.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdlib>
 #include <map>
@@ -18,9 +20,17 @@ bool toInt(std::string_view s, long long lo, long long hi, long long &out) {
 } // namespace
 
 Expected<StepConfig> parseStepConfig(int argc, char **argv) {
-    static const char *known[] = {
-        "--nspace",    "--node-index",     "--tmpdir",     "--hub",          "--ready-fd",
-        "--watch-pid", "--dmodex-timeout", "--step-cores", "--topology-xml", "--client-auth"};
+    static const char *known[] = {"--nspace",
+                                  "--node-index",
+                                  "--tmpdir",
+                                  "--hub",
+                                  "--ready-fd",
+                                  "--watch-pid",
+                                  "--dmodex-timeout",
+                                  "--step-cores",
+                                  "--topology-xml",
+                                  "--client-auth",
+                                  "--client-mount-namespace"};
     std::map<std::string, std::string> args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -63,6 +73,12 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
         if (c.clientAuth != "munge" && c.clientAuth != "native")
             return UserError{"bad --client-auth '" + c.clientAuth + "' (munge or native)"};
     }
+    if (args.count("--client-mount-namespace")) {
+        const std::string &ns = args["--client-mount-namespace"];
+        if (ns != "same" && ns != "other")
+            return UserError{"bad --client-mount-namespace '" + ns + "' (same or other)"};
+        c.clientsElsewhere = ns == "other";
+    }
     const std::string &hub = args["--hub"];
     auto colon = hub.rfind(':');
     if (colon == std::string::npos || !toInt(hub.substr(colon + 1), 1, 65535, v))
@@ -88,6 +104,12 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
         return UserError{"STEPMAP_SECRET is missing or not 64 hex digits"};
     c.secret = std::move(*secret);
     return c;
+}
+
+std::string clientTmpdir(const StepConfig &c) {
+    // /proc/<pid>/root resolves in this process's mount namespace whichever
+    // namespace the path is looked up from (the clients run as our user).
+    return c.clientsElsewhere ? "/proc/" + std::to_string(getpid()) + "/root" + c.tmpdir : c.tmpdir;
 }
 
 } // namespace stepmap::server

@@ -24,7 +24,14 @@ struct StepConfig {
     std::string clientAuth = "munge"; // PMIx psec: munge or native
     std::string stepCores;            // Slurm's cores of the step here ("0-1"), hwloc logical order
     std::string topologyXml; // tests: this node's hardware from a file instead of the machine
+    // The ranks live in another mount namespace (a job's private /tmp, as
+    // job_container/tmpfs without EntireStepInNS makes it): they reach this
+    // server's directory through /proc/<its pid>/root.
+    bool clientsElsewhere = false;
 };
+
+// The server's directory as its clients name it.
+std::string clientTmpdir(const StepConfig &c);
 
 // argv: --nspace N --node-index K --tmpdir D --hub HOST:PORT --ready-fd F
 //       --step-cores LIST [--watch-pid P] [--dmodex-timeout S] [--topology-xml FILE]

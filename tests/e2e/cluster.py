@@ -20,7 +20,7 @@ PMIX_CLIENT = os.environ.get("STEPMAP_PMIX_CLIENT", "")
 TEST_USER = "smuser"
 SERVER_TMPDIR = "/tmp"
 # Node servers' per-step logs (the plugin's log_dir=), read by some tests.
-LOG_DIR = "/tmp/stepmap-e2e-logs"
+LOG_DIR = "/var/tmp/stepmap-e2e-logs"
 
 # Open MPI ranks on different fake nodes of one host: no shared-memory
 # transport between "nodes", TCP over loopback only.
@@ -32,6 +32,7 @@ OMPI_ENV = {
 }
 
 _cluster_env = None
+_cluster_args = ()
 
 
 def require_root():
@@ -41,17 +42,20 @@ def require_root():
         raise SystemExit(77)
 
 
-def start_cluster():
-    """Starts (or reuses) the cluster with the plugin from the build tree."""
-    global _cluster_env
-    if _cluster_env is not None:
+def start_cluster(*cluster_args):
+    """Starts (or reuses) the cluster with the plugin from the build tree;
+    cluster_args (start.sh's --namespace, --contain-spank) restart it in
+    that configuration, and a later call without them restarts it plain."""
+    global _cluster_env, _cluster_args
+    if _cluster_env is not None and cluster_args == _cluster_args:
         return _cluster_env
+    _cluster_args = cluster_args
     os.makedirs(LOG_DIR, exist_ok=True)
     os.chmod(LOG_DIR, 0o1777)
     # Job ids restart when the cluster does: old logs would pass for new ones.
     for old in glob.glob(os.path.join(LOG_DIR, "*.log")):
         os.unlink(old)
-    args = [os.path.join(SOURCE_ROOT, "contrib/cluster/start.sh")]
+    args = [os.path.join(SOURCE_ROOT, "contrib/cluster/start.sh")] + list(cluster_args)
     if PLUGIN:
         args += ["--plugin", PLUGIN, "--plugin-args",
                  f"server={SERVER} tmpdir={SERVER_TMPDIR} log_dir={LOG_DIR}"]
@@ -69,7 +73,7 @@ def start_cluster():
 def run_as_user(argv, extra_env=None, timeout=120, cwd="/tmp"):
     """Runs argv as the test user with the cluster's environment. Returns
     the CompletedProcess (stdout and stderr as text)."""
-    env = dict(start_cluster())
+    env = dict(_cluster_env if _cluster_env is not None else start_cluster())
     env.update(OMPI_ENV)
     if extra_env:
         env.update(extra_env)
@@ -226,3 +230,10 @@ class StepTestCase(unittest.TestCase):
         self.assertEqual(hello_ranks(result.stdout), {}, "a task started")
         for needle in needles:
             self.assertIn(needle, result.stderr)
+
+
+def slurm_release():
+    """(major, minor) of the Slurm the cluster runs, e.g. (22, 5)."""
+    text = start_cluster().get("STEPMAP_SLURM_RELEASE", "0.0")
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor)

@@ -212,7 +212,7 @@ class ParaStationTest(cluster.StepTestCase):
     def test_omp_num_threads_alone_leaves_srun_untouched(self):
         r = srun("-n", "2", "-N", "2", "env", extra_env={"OMP_NUM_THREADS": "2"})
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertNotIn("STEPMAP_PLAN", r.stdout)
+        self.assertNotIn("SLURM_STEPMAP_PLAN", r.stdout)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import cluster
 from cluster import (MPI_HELLO, StepTestCase, hello_ranks, require_root, run_as_user, srun)
 
 OTHER_USER = "smother"
-STEPMAP_VARIABLES = ("STEPMAP_PLAN", "STEPMAP_HUB", "STEPMAP_SECRET")
+STEPMAP_VARIABLES = ("SLURM_STEPMAP_PLAN", "SLURM_STEPMAP_HUB", "SLURM_STEPMAP_SECRET")
 
 
 def ensure_other_user():
@@ -58,8 +58,8 @@ class SecurityTest(StepTestCase):
     def test_inherited_stepmap_variables_do_not_make_a_step_served(self):
         # As in an srun run from inside a stepmap task: the outer step's
         # variables are in the environment, this srun has no stepmap option.
-        outer = {"STEPMAP_PLAN": "SM1;n[1-2];2*2;-*2;0;0-1", "STEPMAP_HUB": "127.0.0.1:9",
-                 "STEPMAP_SECRET": "00" * 32}
+        outer = {"SLURM_STEPMAP_PLAN": "SM1;n[1-2];2*2;-*2;0;0-1", "SLURM_STEPMAP_HUB": "127.0.0.1:9",
+                 "SLURM_STEPMAP_SECRET": "00" * 32}
         r = srun("-n", "2", "-N", "2", "env", extra_env=outer)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("PMIX_NAMESPACE=stepmap", r.stdout)
@@ -76,13 +76,13 @@ class SecurityTest(StepTestCase):
         for bomb in bombs:
             with self.subTest(bomb=bomb[:40]):
                 started = time.monotonic()
-                r = srun("-n", "1", f"--export=ALL,STEPMAP_PLAN={bomb}", "echo", "ran",
+                r = srun("-n", "1", f"--export=ALL,SLURM_STEPMAP_PLAN={bomb}", "echo", "ran",
                          timeout=120)
                 elapsed = time.monotonic() - started
                 # (Slurm 22.05's srun exits 0 when a task fails to launch.)
                 self.assertNotIn("ran", r.stdout)
                 self.assertLess(elapsed, 10, "slurmstepd spent its time on the plan")
-                self.assertRegex(r.stderr, r"stepmap: STEPMAP_PLAN in the job environment is "
+                self.assertRegex(r.stderr, r"stepmap: SLURM_STEPMAP_PLAN in the job environment is "
                                            r"damaged: invalid stepmap plan")
 
     def test_hub_ignores_junk_huge_frames_and_a_flood_of_connections(self):

@@ -170,8 +170,8 @@ class SpineTest(cluster.StepTestCase):
     def test_without_options_srun_is_untouched(self):
         r = srun("-n", "2", "-N", "2", "env")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertNotIn("STEPMAP_PLAN", r.stdout)
-        self.assertNotIn("STEPMAP_HUB", r.stdout)
+        self.assertNotIn("SLURM_STEPMAP_PLAN", r.stdout)
+        self.assertNotIn("SLURM_STEPMAP_HUB", r.stdout)
         self.assertNotIn("SLURM_DISTRIBUTION=arbitrary", r.stdout)
         self.assertNotIn("PMIX_NAMESPACE=stepmap", r.stdout)
 
