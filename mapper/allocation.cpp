@@ -81,4 +81,20 @@ Expected<Allocation> allocationFromSlurm(std::string_view nodeList, std::string_
     return allocation;
 }
 
+Expected<Allocation> slotsForCpusPerTask(const Allocation &alloc, int cpusPerTask,
+                                         const std::string &source) {
+    if (cpusPerTask <= 1)
+        return alloc;
+    Allocation out = alloc;
+    std::erase_if(out.nodes, [&](AllocatedNode &node) {
+        node.slots /= cpusPerTask;
+        return node.slots < 1;
+    });
+    if (out.nodes.empty())
+        return UserError{source + ": no node of the job has " + std::to_string(cpusPerTask) +
+                         " CPUs for one rank; ask for fewer CPUs per task or a job with more "
+                         "CPUs per node"};
+    return out;
+}
+
 } // namespace stepmap

@@ -37,4 +37,11 @@ struct Allocation {
 // least 1; otherwise the error names both values.
 Expected<Allocation> allocationFromSlurm(std::string_view nodeList, std::string_view cpusPerNode);
 
+// The allocation as ranks of cpusPerTask CPUs each use it (srun's -c): a
+// node's slots are its CPUs divided by cpusPerTask; a node with fewer CPUs
+// holds no rank and leaves. `source` names the setting in the error when no
+// node is left ("-c 4", "SLURM_CPUS_PER_TASK=4").
+Expected<Allocation> slotsForCpusPerTask(const Allocation &alloc, int cpusPerTask,
+                                         const std::string &source);
+
 } // namespace stepmap

@@ -664,6 +664,28 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
         if (!attached)
             return attached.error();
     }
+    // srun's -c (or the variable this release's srun reads as -c, which
+    // sbatch -c sets): each rank takes that many of a node's CPUs, so the
+    // plan must count slots as Slurm will. --tpp and PE=n count their own.
+    if (!req.parastation.threadsPerProcess && !req.map.pe) {
+        std::optional<std::string> cpus, source;
+        if (const SrunOption *c = cmd.last("cpus-per-task"); c && c->value) {
+            cpus = c->value;
+            source = c->written + " " + *c->value;
+        } else if (auto v = env(slurm_release::cpusPerTaskVariable())) {
+            cpus = v;
+            source = std::string(slurm_release::cpusPerTaskVariable()) + "=" + *v;
+        }
+        if (cpus) {
+            auto n = parseProcessCount(*cpus);
+            if (!n)
+                return UserError{*source + ": " + n.error().message};
+            auto divided = slotsForCpusPerTask(alloc, n.value(), *source);
+            if (!divided)
+                return divided.error();
+            alloc = std::move(divided.value());
+        }
+    }
     auto p = planJob(alloc, req);
     if (!p)
         return p.error();

@@ -31,17 +31,28 @@ class ExportTest(cluster.StepTestCase):
 
     def test_sbatch_cpus_per_task_as_the_release_reads_it(self):
         # sbatch -c 2 sets SLURM_CPUS_PER_TASK; srun reads it as -c from 23.11
-        # on (22.05 and 23.02 read SRUN_CPUS_PER_TASK only). stepmap's plan
-        # follows srun either way: one rank per node, on the CPUs Slurm gives.
+        # on (22.05 and 23.02 read SRUN_CPUS_PER_TASK only). stepmap counts a
+        # node's slots as that srun will: with -c 2 a 2-CPU node holds one rank.
         r, text = cluster.run_sbatch(
             "#!/bin/bash\n#SBATCH -N 4 -n 4 -c 2\n"
-            "srun -n 4 --map-by node sh -c 'echo task $SLURM_PROCID node $SLURMD_NODENAME "
-            "cpus $(nproc)'\n")
+            "srun -n 4 --map-by slot sh -c 'echo task $SLURM_PROCID node $SLURMD_NODENAME'\n")
         self.assertEqual(r.returncode, 0, r.stderr + text)
-        expected = 2 if cluster.slurm_release() >= (23, 11) else 1
-        facts = sorted(l.split() for l in text.splitlines() if l.startswith("task "))
-        self.assertEqual([(f[3], int(f[5])) for f in facts],
-                         [(f"n{i}", expected) for i in range(1, 5)], text)
+        nodes = dict(l.split()[1:4:2] for l in text.splitlines() if l.startswith("task "))
+        if cluster.slurm_release() >= (23, 11):
+            expected = {"0": "n1", "1": "n2", "2": "n3", "3": "n4"}
+        else:
+            expected = {"0": "n1", "1": "n1", "2": "n2", "3": "n2"}
+        self.assertEqual(nodes, expected, text)
+
+    def test_cpus_per_task_counts_slots(self):
+        # srun -c 2 in a job of 2 CPUs per node: one rank per node, which
+        # Slurm can start (two per node would need 4 CPUs there).
+        r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "-c", "2", "-n", "4",
+                         "--map-by", "slot", MPI_HELLO])
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4"])
+        r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "-c", "2", "-n", "5",
+                         "--map-by", "slot", MPI_HELLO])
+        self.assertRefused(r, "not enough slots")
 
 
 class NamespaceCase(cluster.StepTestCase):

@@ -81,5 +81,30 @@ TEST(AllocationFromSlurm, RejectsMismatchesAndMalformedValues) {
     }
 }
 
+TEST(SlotsForCpusPerTask, EachRankTakesItsCpusOfANode) {
+    // srun -c 2 in a job of 4, 3 and 1 CPUs: 2, 1 and no rank.
+    auto alloc = allocationFromSlurm("n[1-3]", "4,3,1");
+    ASSERT_TRUE(alloc.ok());
+    auto divided = slotsForCpusPerTask(alloc.value(), 2, "-c 2");
+    ASSERT_TRUE(divided.ok()) << divided.error().message;
+    ASSERT_EQ(divided->nodes.size(), 2u);
+    EXPECT_EQ(divided->nodes[0].name, "n1");
+    EXPECT_EQ(divided->nodes[0].slots, 2);
+    EXPECT_EQ(divided->nodes[1].name, "n2");
+    EXPECT_EQ(divided->nodes[1].slots, 1);
+    // One CPU per task changes nothing.
+    EXPECT_EQ(slotsForCpusPerTask(alloc.value(), 1, "-c 1").value(), alloc.value());
+}
+
+TEST(SlotsForCpusPerTask, NoNodeBigEnoughNamesTheSetting) {
+    auto alloc = allocationFromSlurm("n[1-2]", "2(x2)");
+    ASSERT_TRUE(alloc.ok());
+    auto divided = slotsForCpusPerTask(alloc.value(), 4, "SLURM_CPUS_PER_TASK=4");
+    ASSERT_FALSE(divided.ok());
+    EXPECT_EQ(divided.error().message,
+              "SLURM_CPUS_PER_TASK=4: no node of the job has 4 CPUs for one rank; ask for fewer "
+              "CPUs per task or a job with more CPUs per node");
+}
+
 } // namespace
 } // namespace stepmap
