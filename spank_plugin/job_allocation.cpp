@@ -7,8 +7,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -131,6 +133,50 @@ void onPending(std::uint32_t job) {
 void onSignalWhileWaiting(int) {
     // libslurm's wait returns on EINTR and cancels the pending job itself.
     gInterrupted = 1;
+}
+
+// As srun after its allocation: wait until the job's nodes are up and its
+// prolog has run (with PrologFlags=Alloc or Contain the prolog makes the
+// job's namespace, which a step joins). Returns an error when Slurm revoked
+// the job, or when a signal (gInterrupted) ends the wait.
+Expected<bool> waitNodesReady(std::uint32_t job) {
+    for (int i = 0;; ++i) {
+        if (i > 0) {
+            // First retry soon; then as srun, 0.1 s longer each time (at most 1 s).
+            const long ms = i == 1 ? 10 : std::min(100L * i, 1000L);
+            timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+            nanosleep(&ts, nullptr);
+        }
+        if (gInterrupted)
+            return UserError{"interrupted while waiting for job " + std::to_string(job) +
+                             "'s nodes"};
+        const int rc = slurm_release::jobNodeReady(job);
+        if (rc == READY_JOB_FATAL)
+            return UserError{"Slurm cannot say whether job " + std::to_string(job) +
+                             "'s nodes are ready: " + slurm_strerror(slurm_release::lastError())};
+        if (rc == READY_JOB_ERROR || rc == EAGAIN) {
+            // Also while the prolog runs. srun learns of a job that ends
+            // meanwhile (a failed prolog) from slurmctld's message to it;
+            // stepmap asks now and then.
+            if (i % 5 == 4) {
+                resource_allocation_response_msg_t *alive = slurm_release::lookupAllocation(job);
+                if (!alive)
+                    return UserError{"Slurm ended job " + std::to_string(job) +
+                                     " before it started (" +
+                                     slurm_strerror(slurm_release::lastError()) +
+                                     "; a node or its prolog failed?)"};
+                slurm_free_resource_allocation_response_msg(alive);
+            }
+            continue;
+        }
+        if ((rc & READY_JOB_STATE) == 0)
+            return UserError{"Slurm revoked job " + std::to_string(job) +
+                             " before it started (a node or its prolog failed; see "
+                             "`scontrol show job " +
+                             std::to_string(job) + "`)"};
+        if ((rc & READY_NODE_STATE) && (rc & READY_PROLOG_STATE))
+            return true;
+    }
 }
 
 std::string cpusPerNodeText(const resource_allocation_response_msg_t &r) {
@@ -284,6 +330,11 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
     resource_allocation_response_msg_t *resp =
         gInterrupted ? nullptr : slurm_release::allocateBlocking(desc, onPending);
     const int error = errno;
+    Expected<bool> ready = true;
+    if (resp) {
+        tell(job->watcherFd_, "J" + std::to_string(slurm_release::jobIdOf(*resp)) + "\n");
+        ready = waitNodesReady(slurm_release::jobIdOf(*resp));
+    }
     pthread_sigmask(SIG_SETMASK, &oldMask, nullptr);
     for (int i = 0; i < 4; ++i)
         sigaction(signals[i], &old[i], nullptr);
@@ -312,6 +363,11 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
         job->release(1);
         return UserError{"interrupted while waiting for the job allocation; job " +
                          std::to_string(job->jobId_) + " was released"};
+    }
+    if (!ready) {
+        job->release(1);
+        return UserError{ready.error().message + "; job " + std::to_string(job->jobId_) +
+                         " was released"};
     }
     if (job->nodeList_.empty() || job->cpusPerNode_.empty()) {
         job->release(1);

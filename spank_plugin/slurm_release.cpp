@@ -19,8 +19,9 @@ extern "C" {
 #if STEPMAP_SLURM_AT_LEAST(25, 5)
 // A failed slurm_spank_init in slurmstepd (e.g. a bad plugstack argument)
 // fails the job instead of draining the node (Slurm reads this by name).
-extern "C" __attribute__((visibility("default"))) int slurm_spank_init_failure_mode =
-    ESPANK_JOB_FAILURE;
+extern "C" {
+__attribute__((visibility("default"))) int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+}
 #endif
 
 namespace stepmap::plugin::slurm_release {
@@ -124,6 +125,14 @@ resource_allocation_response_msg_t *allocateBlocking(const job_desc_msg_t &desc,
     gOnPending = nullptr;
     errno = error;
     return granted;
+}
+
+int jobNodeReady(std::uint32_t job) {
+#if STEPMAP_SLURM_AT_LEAST(26, 5)
+    return slurm_job_node_ready(jobStepId(job));
+#else
+    return slurm_job_node_ready(job);
+#endif
 }
 
 const char *cpusPerTaskVariable() {

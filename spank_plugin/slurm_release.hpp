@@ -54,6 +54,9 @@ resource_allocation_response_msg_t *allocateBlocking(const job_desc_msg_t &desc,
 const char *cpusPerTaskVariable();
 const char *ignoredCpusPerTaskVariable();
 
+// slurm_job_node_ready: READY_* bits, or READY_JOB_ERROR / READY_JOB_FATAL.
+int jobNodeReady(std::uint32_t job);
+
 // slurm_load_ctl_conf / its free.
 slurm_conf_t *loadControllerConf();
 void freeControllerConf(slurm_conf_t *conf);

@@ -21,6 +21,7 @@
 #include "srun_command_line.hpp"
 #include "step_nodes.hpp"
 #include "user_file.hpp"
+#include "wire/frame_channel.hpp"
 #include "wire/secret.hpp"
 
 #include <fcntl.h>
@@ -394,6 +395,7 @@ int SrunSide::init(spank_t) {
     if (auto reexec = takeReexec()) {
         // The previous image of this srun planned, allocated and set the
         // environment; only the plan is needed again here.
+        wire::initCryptoWithoutExitCleanup();
         auto decoded = decodePlan(env(kPlanVariable).value_or(""));
         if (!decoded)
             refuse("lost the plan across srun's restart: " + decoded.error().message);
@@ -418,7 +420,8 @@ int SrunSide::init(spank_t) {
     const EnvironmentValues environment = psiEnvironment();
     const auto psiVariable = firstPsiVariable(environment);
     if (!options_.any() && !psiVariable)
-        return 0; // srun behaves exactly as without the plugin
+        return 0;                         // srun behaves exactly as without the plugin
+    wire::initCryptoWithoutExitCleanup(); // before any OpenSSL use (see there)
     // What engaged stepmap, for the refusals below.
     const std::string engaged =
         options_.any() ? "stepmap's placement options"

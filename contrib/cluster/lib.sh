@@ -17,7 +17,9 @@ SLURM_PREFIX=${STEPMAP_SLURM_PREFIX:-}
 if [ -n "$SLURM_PREFIX" ]; then
 	PATH=$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH
 	export PATH
-	STATE=${STEPMAP_CLUSTER_DIR:-/tmp/stepmap-cluster-$(basename "$SLURM_PREFIX")}
+	# Not under /tmp: with EntireStepInNS (24.11+) slurmstepd runs in the
+	# job's private /tmp and must still reach its spool and log directories.
+	STATE=${STEPMAP_CLUSTER_DIR:-/var/tmp/stepmap-cluster-$(basename "$SLURM_PREFIX")}
 else
 	STATE=${STEPMAP_CLUSTER_DIR:-/tmp/stepmap-cluster}
 fi

@@ -357,7 +357,7 @@ fi
 stop_all
 # One cluster on this machine at a time: another state directory's cluster
 # (e.g. another Slurm release's) holds the same ports.
-for other in /tmp/stepmap-cluster /tmp/stepmap-cluster-*; do
+for other in /tmp/stepmap-cluster /tmp/stepmap-cluster-* /var/tmp/stepmap-cluster-*; do
 	[ "$other" != "$STATE" ] && [ -f "$other/etc/slurm.conf" ] || continue
 	if pgrep -x slurmctld >/dev/null && grep -lqzxF -- "SLURM_CONF=$other/etc/slurm.conf" \
 		$(for p in $(pgrep -x slurmctld); do echo "/proc/$p/environ"; done) 2>/dev/null; then
@@ -370,6 +370,9 @@ for p in "$CTLD_PORT" $(for n in "${NODES[@]}"; do node_port "$n"; done); do
 		die "TCP port $p is already in use (another test cluster with a different STEPMAP_CLUSTER_DIR? stop it first, or set STEPMAP_CLUSTER_PORT)"
 	fi
 done
+
+# Job ids start afresh: namespaces a previous cluster left must not clash.
+rm -rf -- "${NS_BASE:?}"/* 2>/dev/null || true
 
 # Fresh logs for a fresh cluster; the previous ones are kept as *.old.
 for f in "$STATE"/log/*.log "$STATE/munge/munged.log"; do

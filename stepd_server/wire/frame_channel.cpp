@@ -152,4 +152,8 @@ bool FrameChannel::feed(const char *data, std::size_t size) {
     return true;
 }
 
+void initCryptoWithoutExitCleanup() {
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
+}
+
 } // namespace stepmap::wire

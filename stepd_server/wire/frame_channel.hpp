@@ -67,4 +67,10 @@ private:
     std::string error_;
 };
 
+// Initialises OpenSSL without its exit-time clean-up. srun runs the plugin's
+// exit hook from an atexit handler, after OpenSSL's own handler would have
+// torn down the HMAC the hub still needs to say goodbye to the nodes (a
+// crash in srun). Call before any other OpenSSL use in the process.
+void initCryptoWithoutExitCleanup();
+
 } // namespace stepmap::wire

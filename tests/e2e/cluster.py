@@ -70,10 +70,16 @@ def start_cluster(*cluster_args):
     return env
 
 
+def cluster_env():
+    """The running cluster's environment, whatever its configuration (starts
+    the plain cluster if none runs yet)."""
+    return _cluster_env if _cluster_env is not None else start_cluster()
+
+
 def run_as_user(argv, extra_env=None, timeout=120, cwd="/tmp"):
     """Runs argv as the test user with the cluster's environment. Returns
     the CompletedProcess (stdout and stderr as text)."""
-    env = dict(_cluster_env if _cluster_env is not None else start_cluster())
+    env = dict(cluster_env())
     env.update(OMPI_ENV)
     if extra_env:
         env.update(extra_env)
@@ -234,6 +240,6 @@ class StepTestCase(unittest.TestCase):
 
 def slurm_release():
     """(major, minor) of the Slurm the cluster runs, e.g. (22, 5)."""
-    text = start_cluster().get("STEPMAP_SLURM_RELEASE", "0.0")
+    text = cluster_env().get("STEPMAP_SLURM_RELEASE", "0.0")
     major, minor = text.split(".")[:2]
     return int(major), int(minor)
