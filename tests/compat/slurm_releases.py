@@ -4,11 +4,13 @@ release a site may run (22.05 to 26.05), with the build's own flags plus
 -Werror, so that a change that breaks an older or newer release fails here
 and not on a site's cluster.
 
-    slurm_releases.py BUILD_DIR HEADER_SETS_DIR
+    slurm_releases.py BUILD_DIR SOURCE_ROOT
 
-HEADER_SETS_DIR holds one folder per release (22.05.8/slurm/slurm.h, ...);
-by default ../shared/slurm/headers next to the checkout
-(STEPMAP_SLURM_HEADER_SETS overrides). Exits 77 (skipped) when it is absent.
+The header sets are one folder per release (22.05.8/slurm/slurm.h, ...):
+$STEPMAP_SLURM_HEADER_SETS, else shared/slurm/headers in the nearest
+directory above the checkout that has one (the workplace's ../shared), else
+/work/shared/slurm/headers (the workplace's, for a CI checkout elsewhere).
+Exits 77 (skipped, saying so) when there is none.
 """
 import concurrent.futures
 import json
@@ -17,11 +19,30 @@ import shlex
 import subprocess
 import sys
 
-build, sets_dir = sys.argv[1], sys.argv[2]
-sets_dir = os.environ.get("STEPMAP_SLURM_HEADER_SETS", sets_dir)
-if not os.path.isdir(sets_dir):
-    print(f"SKIP: no Slurm header sets at {sets_dir} (set STEPMAP_SLURM_HEADER_SETS)")
+build, source_root = sys.argv[1], os.path.realpath(sys.argv[2])
+
+
+def find_header_sets():
+    if os.environ.get("STEPMAP_SLURM_HEADER_SETS"):
+        return os.environ["STEPMAP_SLURM_HEADER_SETS"]
+    d = os.path.dirname(source_root)
+    while True:
+        candidate = os.path.join(d, "shared", "slurm", "headers")
+        if os.path.isdir(candidate):
+            return candidate
+        if d == "/":
+            break
+        d = os.path.dirname(d)
+    # The workplace's shared folder, for a CI checkout made elsewhere.
+    return "/work/shared/slurm/headers"
+
+
+sets_dir = find_header_sets()
+if not sets_dir or not os.path.isdir(sets_dir):
+    print("SKIP: no Slurm header sets (shared/slurm/headers above the checkout, or "
+          "STEPMAP_SLURM_HEADER_SETS=DIR)")
     sys.exit(77)
+print(f"header sets: {sets_dir}")
 releases = sorted(d for d in os.listdir(sets_dir)
                   if os.path.isfile(os.path.join(sets_dir, d, "slurm", "spank.h")))
 if not releases:
