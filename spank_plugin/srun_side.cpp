@@ -889,6 +889,12 @@ int SrunSide::localUserInit(spank_t sp) {
     events.onFailure = [this, jobId, stepId](const std::string &why) {
         if (failed_.exchange(true) || abortStatus_.load() >= 0)
             return;
+        // Give a step Slurm is ending anyway a moment to end on its own
+        // (its tasks' statuses are then srun's to report), else end it.
+        std::unique_lock<std::mutex> lock(endingMutex_);
+        if (endingChanged_.wait_for(lock, std::chrono::seconds(1), [this] { return stepEnding_; }))
+            return;
+        lock.unlock();
         logError(why + "; ending the step");
         slurm_release::killJobStep(jobId, stepId, SIGKILL);
     };
@@ -920,6 +926,11 @@ int SrunSide::exit(spank_t) {
         close(hostfileFd_);
         hostfileFd_ = -1;
     }
+    {
+        std::lock_guard<std::mutex> lock(endingMutex_);
+        stepEnding_ = true;
+    }
+    endingChanged_.notify_all();
     if (hub_) {
         hub_->shutdown(0, "srun is done");
         hub_.reset();

@@ -16,7 +16,9 @@
 #include "srun_command_line.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,12 @@ private:
     std::atomic<int> abortStatus_{-1};
     std::atomic<int> firstFailure_{-1}; // exit status of the first rank that failed
     std::atomic<bool> failed_{false};
+    // Set when srun is done with the step (exit): a server lost then, or
+    // just before (a task that failed at once makes Slurm end the step
+    // under a server still joining), is no reason to kill the step.
+    std::mutex endingMutex_;
+    std::condition_variable endingChanged_;
+    bool stepEnding_ = false;
 };
 
 } // namespace stepmap::plugin
