@@ -192,9 +192,11 @@ def growth(before, after, peaks):
     grew = []
     for key in before:
         # Memory moves a little; the daemons' descriptors come and go with
-        # their connections. A leak per step grows by the number of steps.
+        # their connections (Slurm 26.05's keep a few more open for a while:
+        # +7 seen over five daemons). A leak per step grows by the number of
+        # steps (24 in the e2e suite, 200 in contrib/stress/soak.sh).
         slack = (before[key] // 10 + 512 if key.endswith("kB") else
-                 5 if key.endswith("open files") else 0)
+                 12 if key.endswith("open files") else 0)
         if after[key] > before[key] + slack:
             grew.append(f"{key}: {before[key]} -> {after[key]}")
     if len(peaks) >= 10:
