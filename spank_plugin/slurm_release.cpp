@@ -135,20 +135,22 @@ int jobNodeReady(std::uint32_t job) {
 #endif
 }
 
-const char *cpusPerTaskVariable() {
+namespace {
 #if STEPMAP_SLURM_AT_LEAST(23, 11)
-    return "SLURM_CPUS_PER_TASK";
+constexpr const char *kCpusPerTask = "SLURM_CPUS_PER_TASK",
+                     *kIgnoredCpusPerTask = "SRUN_CPUS_PER_TASK";
 #else
-    return "SRUN_CPUS_PER_TASK";
+constexpr const char *kCpusPerTask = "SRUN_CPUS_PER_TASK",
+                     *kIgnoredCpusPerTask = "SLURM_CPUS_PER_TASK";
 #endif
+} // namespace
+
+const char *cpusPerTaskVariable() {
+    return kCpusPerTask;
 }
 
 const char *ignoredCpusPerTaskVariable() {
-#if STEPMAP_SLURM_AT_LEAST(23, 11)
-    return "SRUN_CPUS_PER_TASK";
-#else
-    return "SLURM_CPUS_PER_TASK";
-#endif
+    return kIgnoredCpusPerTask;
 }
 
 slurm_conf_t *loadControllerConf() {

@@ -238,6 +238,14 @@ class StepTestCase(unittest.TestCase):
             self.assertIn(needle, result.stderr)
 
 
+def slurm_jobs(user=TEST_USER):
+    """Ids of the jobs Slurm still holds (pending, running or completing),
+    of `user` (None: everyone's), on the cluster that runs now."""
+    args = ["squeue", "-h", "-o", "%i"] + (["-u", user] if user else [])
+    return subprocess.run(args, stdout=subprocess.PIPE, text=True,
+                          env={**os.environ, **cluster_env()}).stdout.split()
+
+
 def slurm_release():
     """(major, minor) of the Slurm the cluster runs, e.g. (22, 5)."""
     text = cluster_env().get("STEPMAP_SLURM_RELEASE", "0.0")

@@ -15,12 +15,7 @@ import cluster
 from cluster import MPI_HELLO, run_as_user, srun
 
 
-def squeue_jobs():
-    """Job ids of the test user's jobs that Slurm still holds."""
-    env = dict(cluster.start_cluster())
-    r = subprocess.run(["squeue", "-h", "-u", cluster.TEST_USER, "-o", "%i %T"],
-                       stdout=subprocess.PIPE, text=True, env={**os.environ, **env})
-    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+squeue_jobs = cluster.slurm_jobs
 
 
 cpu_list = cluster.cpu_set

@@ -28,11 +28,7 @@ print("rank %d size %d node %s nspace %s sum %d lib %s" % (
 """
 
 
-def squeue_jobs():
-    env = dict(cluster.start_cluster())
-    r = subprocess.run(["squeue", "-h", "-u", cluster.TEST_USER, "-o", "%i"],
-                       stdout=subprocess.PIPE, text=True, env={**os.environ, **env})
-    return r.stdout.split()
+squeue_jobs = cluster.slurm_jobs
 
 
 class MpiStacksTest(cluster.StepTestCase):

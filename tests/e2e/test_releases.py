@@ -18,10 +18,8 @@ OMPI_NAMES = ",".join(sorted(cluster.OMPI_ENV))
 
 
 def jobs_left():
-    """Jobs Slurm still holds (pending, running or completing)."""
-    env = {**os.environ, **cluster.cluster_env()}
-    return subprocess.run(["squeue", "-h", "-o", "%i"], stdout=subprocess.PIPE, text=True,
-                          env=env).stdout.split()
+    """Everyone's jobs Slurm still holds (pending, running or completing)."""
+    return cluster.slurm_jobs(user=None)
 
 
 class ExportTest(cluster.StepTestCase):
