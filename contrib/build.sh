@@ -26,8 +26,14 @@ if [ -z "${STEPMAP_BUILD_DIR:-}" ] && ! reachable "$repo"; then
 	build=/var/tmp/stepmap-build-$(printf %s "$repo" | md5sum | cut -c1-8)$suffix
 	echo "build.sh: $repo is not reachable by other users; building in $build" >&2
 fi
+# The compat suite's Slurm header sets (one folder per release): the
+# project's shared/slurm/headers, above the checkout or the workplace's.
+header_sets=
+for d in "$repo/.." "$repo/../.." /work; do
+	[ -d "$d/shared/slurm/headers" ] && { header_sets=$(cd "$d/shared/slurm/headers" && pwd); break; }
+done
 if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" "$repo" "$@" >&2
+	meson setup "$build" "$repo" ${header_sets:+-Dslurm_header_sets="$header_sets"} "$@" >&2
 fi
 ninja -C "$build" >&2
 chmod -R o+rX "$build"

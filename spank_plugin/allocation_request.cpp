@@ -4,11 +4,11 @@
 #include <cctype>
 #include <set>
 
-#include "hostlist.hpp"
-#include "input_limits.hpp"
-#include "plan_request.hpp"
-#include "quote.hpp"
-#include "step_nodes.hpp"
+#include "base/input_limits.hpp"
+#include "base/quote.hpp"
+#include "hosts/hostlist.hpp"
+#include "hosts/step_nodes.hpp"
+#include "request/plan_request.hpp"
 
 namespace stepmap::plugin {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "allocation_shape.hpp"
-#include "expected.hpp"
+#include "base/expected.hpp"
+#include "request/allocation_shape.hpp"
 #include "srun_command_line.hpp"
 
 namespace stepmap::plugin {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "hostlist.hpp"
+#include "hosts/hostlist.hpp"
 #include "plugin_log.hpp"
 #include "slurm_release.hpp"
 

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "allocation_request.hpp"
-#include "expected.hpp"
+#include "base/expected.hpp"
 
 namespace stepmap::plugin {
 

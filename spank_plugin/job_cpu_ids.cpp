@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "hostlist.hpp"
+#include "hosts/hostlist.hpp"
 #include "unique_fd.hpp"
 
 extern char **environ;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 
 namespace stepmap::plugin {
 

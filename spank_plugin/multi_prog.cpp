@@ -4,8 +4,8 @@
 #include <limits>
 #include <string>
 
-#include "input_limits.hpp"
-#include "quote.hpp"
+#include "base/input_limits.hpp"
+#include "base/quote.hpp"
 
 namespace stepmap::plugin {
 

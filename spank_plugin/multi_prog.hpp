@@ -5,7 +5,7 @@
 // each line as one application context (MPMD, as mpirun's "a : b"); for
 // that the lines must give consecutive rank ranges in order (0-1, 2-4, ...).
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 
 #include <string_view>
 #include <vector>

@@ -1,8 +1,8 @@
 #include "options.hpp"
 
-#include "host_list.hpp"
-#include "map_policy.hpp"
-#include "parastation_request.hpp"
+#include "hosts/host_list.hpp"
+#include "request/map_policy.hpp"
+#include "request/parastation_request.hpp"
 
 #include <cstdlib>
 

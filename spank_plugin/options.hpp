@@ -4,8 +4,8 @@
 // command line > job environment (sbatch/salloc forward their options as
 // SLURM_SPANK__SLURM_SPANK_OPTION_stepmap_<name>).
 
-#include "expected.hpp"
-#include "plan_request.hpp"
+#include "base/expected.hpp"
+#include "request/plan_request.hpp"
 
 #include <map>
 #include <optional>

@@ -1,7 +1,7 @@
 #include "psi_environment.hpp"
 
-#include "parastation_request.hpp"
-#include "quote.hpp"
+#include "base/quote.hpp"
+#include "request/parastation_request.hpp"
 
 namespace stepmap::plugin {
 

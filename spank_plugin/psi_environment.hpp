@@ -18,9 +18,9 @@
 // Any PSI_* variable above engages stepmap as its options do; OMP_NUM_THREADS
 // alone does not.
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 #include "options.hpp"
-#include "plan_request.hpp"
+#include "request/plan_request.hpp"
 
 #include <functional>
 #include <map>

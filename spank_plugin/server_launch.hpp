@@ -9,7 +9,7 @@
 // plugin learns the server's process from the fork chain, as a pidfd
 // handed over on a socket only root processes held, and signals only that.
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 #include "unique_fd.hpp"
 #include "wire/ready_report.hpp"
 

@@ -5,7 +5,7 @@
 // Every default is set first; each key=value is then validated. An unknown
 // key or a bad value is an error naming both.
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 
 #include <string>
 #include <vector>

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "hostlist.hpp"
+#include "hosts/hostlist.hpp"
 #include "job_cpu_ids.hpp"
 
 extern "C" {

@@ -20,7 +20,7 @@
 #include <map>
 #include <string>
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 
 extern "C" {
 #include <slurm/slurm.h>

@@ -4,14 +4,14 @@
 // options, makes Slurm start exactly that plan, checks the step Slurm
 // created, and runs the step's rendezvous hub.
 
-#include "allocation.hpp"
+#include "hosts/allocation.hpp"
 #include "job_allocation.hpp"
-#include "launch_plan.hpp"
 #include "options.hpp"
-#include "plan_report.hpp"
-#include "plan_request.hpp"
+#include "plan/launch_plan.hpp"
+#include "plan/plan_report.hpp"
 #include "psi_environment.hpp"
 #include "rendezvous_hub.hpp"
+#include "request/plan_request.hpp"
 #include "site_config.hpp"
 #include "srun_command_line.hpp"
 

@@ -2,7 +2,7 @@
 
 #include "job_namespace.hpp"
 #include "job_variables.hpp"
-#include "step_bindings.hpp"
+#include "plan/step_bindings.hpp"
 
 #include "plugin_log.hpp"
 #include "step_directory.hpp"

@@ -15,7 +15,7 @@
 // the step's processes stops the server, and a failing task's status is not
 // forwarded (srun reports Slurm's own).
 
-#include "launch_plan.hpp"
+#include "plan/launch_plan.hpp"
 #include "server_launch.hpp"
 #include "site_config.hpp"
 

@@ -4,9 +4,9 @@
 // rendezvous goes away, removing its files in every case.
 
 #include "hub_link.hpp"
+#include "plan/step_bindings.hpp"
 #include "pmix_host.hpp"
 #include "server_log.hpp"
-#include "step_bindings.hpp"
 #include "step_config.hpp"
 #include "step_directory.hpp"
 #include "step_topology.hpp"

@@ -1,6 +1,6 @@
 #include "pmix_host.hpp"
 
-#include "hostlist.hpp"
+#include "hosts/hostlist.hpp"
 #include "hwloc_handles.hpp"
 #include "server_log.hpp"
 #include "step_config.hpp"

@@ -5,9 +5,9 @@
 // plan, and turns PMIx upcalls into calls on a StepCollective, on the loop
 // thread.
 
-#include "expected.hpp"
-#include "launch_plan.hpp"
+#include "base/expected.hpp"
 #include "loop_inbox.hpp"
+#include "plan/launch_plan.hpp"
 
 #include <hwloc.h>
 #include <pmix_server.h>

@@ -3,8 +3,8 @@
 // What one node server needs to know about its step, from its command line
 // and environment (set by the plugin in slurmstepd).
 
-#include "expected.hpp"
-#include "launch_plan.hpp"
+#include "base/expected.hpp"
+#include "plan/launch_plan.hpp"
 
 #include <string>
 

@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 #include "hwloc_handles.hpp"
-#include "node_model.hpp"
+#include "placement/node_model.hpp"
 
 namespace stepmap::topology {
 

@@ -5,7 +5,7 @@
 // (not the whole machine, not the whole job), whatever cgroup the caller
 // itself sits in.
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 #include "hwloc_handles.hpp"
 
 #include <string>

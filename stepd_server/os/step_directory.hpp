@@ -5,7 +5,7 @@
 // ever following a link, so that a process racing the removal cannot point
 // it anywhere else.
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 #include "unique_fd.hpp"
 
 #include <sys/types.h>

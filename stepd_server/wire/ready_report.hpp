@@ -13,7 +13,7 @@
 // the plugin (root) reads this as hostile input: bounded, every line
 // checked, nothing in it names a process, a path or a size to trust.
 
-#include "expected.hpp"
+#include "base/expected.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -17,10 +17,10 @@
 #include <new>
 #include <string>
 
-#include "allocation.hpp"
-#include "map_policy.hpp"
-#include "node_model.hpp"
-#include "planner.hpp"
+#include "hosts/allocation.hpp"
+#include "placement/node_model.hpp"
+#include "planner/planner.hpp"
+#include "request/map_policy.hpp"
 
 namespace {
 

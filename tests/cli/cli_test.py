@@ -3,8 +3,8 @@
 
 usage: cli_test.py STEPMAP_PLAN [PRRTE_OFFLINE_DIR]
 
-The PRRTE golden comparisons need shared/conformance/prrte-offline; without
-it they are skipped (the other checks still run). Job maps are normalised as
+The PRRTE golden comparisons read tests/fixtures/prrte-offline; a missing
+golden fails. Job maps are normalised as
 tests/conformance does: the job id becomes "prterun-JOBID@N" and the slot
 total "N".
 """
@@ -19,7 +19,8 @@ import tempfile
 import threading
 
 EXE = sys.argv[1]
-PRRTE = sys.argv[2] if len(sys.argv) > 2 else "/work/shared/conformance/prrte-offline"
+PRRTE = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "prrte-offline")
 failures = []
 
 
@@ -47,7 +48,7 @@ def normalise(text):
 def golden(name, golden_path, args):
     path = os.path.join(PRRTE, golden_path)
     if not os.path.exists(path):
-        print("SKIP " + name + ": no " + path)
+        check(name, False, "no golden " + path)
         return
     res = run(args)
     with open(path) as f:

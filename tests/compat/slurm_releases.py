@@ -4,13 +4,10 @@ release a site may run (22.05 to 26.05), with the build's own flags plus
 -Werror, so that a change that breaks an older or newer release fails here
 and not on a site's cluster.
 
-    slurm_releases.py BUILD_DIR SOURCE_ROOT
+    slurm_releases.py BUILD_DIR SOURCE_ROOT HEADER_SETS
 
-The header sets are one folder per release (22.05.8/slurm/slurm.h, ...):
-$STEPMAP_SLURM_HEADER_SETS, else shared/slurm/headers in the nearest
-directory above the checkout that has one (the workplace's ../shared), else
-/work/shared/slurm/headers (the workplace's, for a CI checkout elsewhere).
-Exits 77 (skipped, saying so) when there is none.
+HEADER_SETS holds one folder per release (22.05.8/slurm/slurm.h, ...), the
+build's -Dslurm_header_sets. A missing or empty folder fails.
 """
 import concurrent.futures
 import json
@@ -22,26 +19,11 @@ import sys
 build, source_root = sys.argv[1], os.path.realpath(sys.argv[2])
 
 
-def find_header_sets():
-    if os.environ.get("STEPMAP_SLURM_HEADER_SETS"):
-        return os.environ["STEPMAP_SLURM_HEADER_SETS"]
-    d = os.path.dirname(source_root)
-    while True:
-        candidate = os.path.join(d, "shared", "slurm", "headers")
-        if os.path.isdir(candidate):
-            return candidate
-        if d == "/":
-            break
-        d = os.path.dirname(d)
-    # The workplace's shared folder, for a CI checkout made elsewhere.
-    return "/work/shared/slurm/headers"
-
-
-sets_dir = find_header_sets()
-if not sets_dir or not os.path.isdir(sets_dir):
-    print("SKIP: no Slurm header sets (shared/slurm/headers above the checkout, or "
-          "STEPMAP_SLURM_HEADER_SETS=DIR)")
-    sys.exit(77)
+sets_dir = sys.argv[3] if len(sys.argv) > 3 else ""
+if not os.path.isdir(sets_dir):
+    print(f"FAIL: no Slurm header sets in '{sets_dir}' (-Dslurm_header_sets=DIR, "
+          "DIR/<release>/slurm/spank.h)")
+    sys.exit(1)
 print(f"header sets: {sets_dir}")
 releases = sorted(d for d in os.listdir(sets_dir)
                   if os.path.isfile(os.path.join(sets_dir, d, "slurm", "spank.h")))

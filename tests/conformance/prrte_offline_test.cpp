@@ -1,4 +1,4 @@
-// Conformance with PRRTE's offline job maps (shared/conformance/prrte-offline):
+// Conformance with PRRTE's offline job maps (tests/fixtures/prrte-offline):
 // every case of cases.tsv is planned by stepmap on the same allocation
 // (-H node:slots defines the nodes, no resource manager), the same hwloc
 // topology on every node and the same directives, printed as mpirun's job
@@ -10,7 +10,7 @@
 // must still differ, so the list cannot go stale.
 //
 // Usage: prrte_offline_test <prrte-offline dir> [case-name-substring]
-// Exit: 0 all as expected, 1 a failure, 77 the reference data is missing.
+// Exit: 0 all as expected, 1 a failure or missing reference data.
 
 #include <fstream>
 #include <iostream>
@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "job_map.hpp"
-#include "map_policy.hpp"
 #include "node_topology.hpp"
-#include "planner.hpp"
+#include "plan/job_map.hpp"
+#include "planner/planner.hpp"
+#include "request/map_policy.hpp"
 
 namespace {
 
@@ -152,8 +152,8 @@ int main(int argc, char **argv) {
     const std::string filter = argc > 2 ? argv[2] : "";
     std::ifstream table(dir + "/cases.tsv");
     if (!table) {
-        std::cout << "SKIP: no " << dir << "/cases.tsv\n";
-        return 77;
+        std::cout << "FAIL: no " << dir << "/cases.tsv (the goldens live in tests/fixtures)\n";
+        return 1;
     }
     std::vector<Case> cases;
     std::string line;

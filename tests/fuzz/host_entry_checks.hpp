@@ -4,8 +4,8 @@
 // (mapper/host_list.hpp), checked by both fuzz targets.
 
 #include "fuzz_check.hpp"
-#include "host_list.hpp"
-#include "hostlist.hpp"
+#include "hosts/host_list.hpp"
+#include "hosts/hostlist.hpp"
 
 #include <set>
 #include <string>

@@ -2,8 +2,8 @@
 // is expanded as one expression; its lines are also taken as a list of names
 // to compress. Both must round-trip for valid host names.
 
+#include "hosts/hostlist.hpp"
 #include "fuzz_check.hpp"
-#include "hostlist.hpp"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 // parseMapBy, parseRankBy and parseBindTo (mapper/map_policy.hpp): srun
 // --map-by, --rank-by, --bind-to. The input is tried as each of the three.
 
+#include "request/map_policy.hpp"
 #include "fuzz_check.hpp"
-#include "map_policy.hpp"
 
 using namespace stepmap;
 

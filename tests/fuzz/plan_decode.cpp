@@ -3,7 +3,7 @@
 // unchanged.
 
 #include "fuzz_check.hpp"
-#include "launch_plan.hpp"
+#include "plan/launch_plan.hpp"
 
 using namespace stepmap;
 

@@ -1,9 +1,9 @@
 // parseRankfile (mapper/rankfile.hpp): --map-by rankfile:FILE=. Entries
 // must come out in ascending rank order, each rank once.
 
+#include "request/rankfile.hpp"
 #include "fuzz_check.hpp"
-#include "launch_plan.hpp"
-#include "rankfile.hpp"
+#include "plan/launch_plan.hpp"
 
 using namespace stepmap;
 

@@ -1,7 +1,7 @@
 // parseSequenceFile (mapper/rankfile.hpp): --map-by seq, one host per rank.
 
 #include "fuzz_check.hpp"
-#include "rankfile.hpp"
+#include "request/rankfile.hpp"
 
 using namespace stepmap;
 

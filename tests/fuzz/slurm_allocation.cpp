@@ -4,9 +4,9 @@
 // job's CPU ids on a node. Input: those three values on three lines. An id
 // list must survive formatIdList and parseCpuIdList unchanged.
 
-#include "allocation.hpp"
 #include "fuzz_check.hpp"
-#include "node_model.hpp"
+#include "hosts/allocation.hpp"
+#include "placement/node_model.hpp"
 
 #include <algorithm>
 

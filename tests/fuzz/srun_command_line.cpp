@@ -3,11 +3,11 @@
 // argv[0]), then what srun_side.cpp does with it: merge the options, check
 // each value (--host, --map-by, --tpp, ...) and parse -n.
 
-#include "fuzz_check.hpp"
-#include "launch_plan.hpp"
-#include "options.hpp"
-#include "plan_request.hpp"
 #include "srun_command_line.hpp"
+#include "fuzz_check.hpp"
+#include "options.hpp"
+#include "plan/launch_plan.hpp"
+#include "request/plan_request.hpp"
 
 using namespace stepmap;
 

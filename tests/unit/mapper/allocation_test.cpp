@@ -1,4 +1,4 @@
-#include "allocation.hpp"
+#include "hosts/allocation.hpp"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "expected.hpp"
+#include "base/expected.hpp"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "host_list.hpp"
+#include "hosts/host_list.hpp"
 
 #include <optional>
 #include <string>

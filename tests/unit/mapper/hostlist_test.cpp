@@ -1,4 +1,4 @@
-#include "hostlist.hpp"
+#include "hosts/hostlist.hpp"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "job_map.hpp"
+#include "plan/job_map.hpp"
 
 #include <sstream>
 #include <string>
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "plan_helpers.hpp"
-#include "planner.hpp"
+#include "planner/planner.hpp"
 
 namespace stepmap {
 namespace {
@@ -40,7 +40,7 @@ std::vector<std::string> linesStartingWith(const std::string &text, const std::s
 const Allocation kEven = allocation({{"node0", 8}, {"node1", 8}, {"node2", 8}});
 const std::string kJobId = "prterun-JOBID@N";
 
-// shared/conformance/prrte-offline/golden/test-topo/
+// tests/fixtures/prrte-offline/golden/test-topo/
 // matrix.test-topo.even.m-slot.r-slot.b-none.n7.map (hosts node0:8,node1:8,
 // node2:8, -n 7, --map-by slot --rank-by slot --bind-to none), verbatim.
 const std::string kGoldenSlotN7 =

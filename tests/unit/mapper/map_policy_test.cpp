@@ -1,4 +1,4 @@
-#include "map_policy.hpp"
+#include "request/map_policy.hpp"
 
 #include <optional>
 #include <string>

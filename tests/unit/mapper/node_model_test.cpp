@@ -1,15 +1,15 @@
 // NodeModel, its builder from Slurm's node shape, the CPU lists users write
 // against it, and the rankfile / sequence-file parsers.
 
-#include "node_model.hpp"
+#include "placement/node_model.hpp"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "cpu_list.hpp"
-#include "rankfile.hpp"
+#include "placement/cpu_list.hpp"
+#include "request/rankfile.hpp"
 
 namespace stepmap {
 namespace {

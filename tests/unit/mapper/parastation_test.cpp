@@ -3,9 +3,9 @@
 // node pools, with every user error's exact message. The parsers of the
 // option and variable values are tested first.
 
-#include "parastation_placement.hpp"
-#include "parastation_request.hpp"
-#include "planner.hpp"
+#include "placement/parastation_placement.hpp"
+#include "planner/planner.hpp"
+#include "request/parastation_request.hpp"
 
 #include <string>
 #include <vector>

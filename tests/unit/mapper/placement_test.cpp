@@ -1,7 +1,7 @@
 // planJob with node models: PRRTE's defaults, object maps and bindings,
 // pe-list, ppr, seq, rankfile, MPMD, and the refusals with their messages.
 
-#include "planner.hpp"
+#include "planner/planner.hpp"
 
 #include <map>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "job_map.hpp"
+#include "plan/job_map.hpp"
 #include "plan_helpers.hpp"
 
 namespace stepmap {

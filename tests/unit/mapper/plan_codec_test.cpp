@@ -1,4 +1,4 @@
-#include "launch_plan.hpp"
+#include "plan/launch_plan.hpp"
 
 #include <random>
 #include <string>
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "plan_helpers.hpp"
-#include "planner.hpp"
+#include "planner/planner.hpp"
 
 namespace stepmap {
 namespace {

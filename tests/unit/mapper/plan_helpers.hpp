@@ -10,12 +10,12 @@
 
 #include <gtest/gtest.h>
 
-#include "allocation.hpp"
-#include "host_list.hpp"
-#include "launch_plan.hpp"
-#include "map_policy.hpp"
-#include "plan_request.hpp"
-#include "planner.hpp"
+#include "hosts/allocation.hpp"
+#include "hosts/host_list.hpp"
+#include "plan/launch_plan.hpp"
+#include "planner/planner.hpp"
+#include "request/map_policy.hpp"
+#include "request/plan_request.hpp"
 
 namespace stepmap::test {
 

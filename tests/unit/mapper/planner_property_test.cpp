@@ -5,7 +5,7 @@
 // the rank's node, the same answer twice, and the plan surviving its text
 // form.
 
-#include "planner.hpp"
+#include "planner/planner.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-#include "job_map.hpp"
+#include "plan/job_map.hpp"
 #include "plan_helpers.hpp"
 
 namespace stepmap {

@@ -2,16 +2,16 @@
 // and the time taken is reported (the target is well under a second in an
 // optimized build; the assertion is loose so sanitizer builds pass too).
 
-#include "planner.hpp"
+#include "planner/planner.hpp"
 
 #include <chrono>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "allocation.hpp"
-#include "job_map.hpp"
-#include "node_model.hpp"
+#include "hosts/allocation.hpp"
+#include "placement/node_model.hpp"
+#include "plan/job_map.hpp"
 #include "plan_helpers.hpp"
 
 namespace stepmap {

@@ -3,7 +3,7 @@
 // written out, and where stepmap's reading under a resource manager differs
 // from the seed's (resource-manager-less) output, the comment says why.
 
-#include "planner.hpp"
+#include "planner/planner.hpp"
 
 #include <string>
 #include <vector>

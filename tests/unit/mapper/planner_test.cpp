@@ -1,7 +1,7 @@
 // makePlan beyond the seeds' examples: filter order and caps, the
 // oversubscription passes, max_slots, relative nodes, and every user error.
 
-#include "planner.hpp"
+#include "planner/planner.hpp"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // How messages show text from users and files: escaped, cut, listed.
 
-#include "quote.hpp"
+#include "base/quote.hpp"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 // Bindings resolved on a node against the CPUs the step holds there.
 
-#include "launch_plan.hpp"
-#include "step_bindings.hpp"
+#include "plan/launch_plan.hpp"
+#include "plan/step_bindings.hpp"
 
 #include <gtest/gtest.h>
 

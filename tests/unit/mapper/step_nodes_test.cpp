@@ -1,10 +1,10 @@
 // How a step's nodes are chosen inside a job for srun's -N, -w and -x, and
 // what a placement asks of Slurm's scheduler when srun has no allocation.
 
-#include "allocation_shape.hpp"
-#include "host_list.hpp"
-#include "map_policy.hpp"
-#include "step_nodes.hpp"
+#include "hosts/host_list.hpp"
+#include "hosts/step_nodes.hpp"
+#include "request/allocation_shape.hpp"
+#include "request/map_policy.hpp"
 
 #include <gtest/gtest.h>
 

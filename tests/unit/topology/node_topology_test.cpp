@@ -35,7 +35,7 @@ TEST(NodeTopology, ModelsEveryShippedTopology) {
     const std::vector<std::string> more = xmlFiles("STEPMAP_PRRTE_TOPOLOGIES");
     files.insert(files.end(), more.begin(), more.end());
     if (files.empty())
-        GTEST_SKIP() << "no topology files";
+        FAIL() << "no topology files (tests/fixtures/topologies)";
     for (const std::string &file : files) {
         SCOPED_TRACE(file);
         auto topology = NodeTopology::fromXmlFile(file);
@@ -69,7 +69,7 @@ TEST(NodeTopology, ModelsEveryShippedTopology) {
 TEST(NodeTopology, KeepsWholeMachineLogicalIndicesForAPartOfIt) {
     const std::string dir = dataDir("STEPMAP_PRRTE_TOPOLOGIES");
     if (dir.empty() || !std::filesystem::exists(dir + "/test-topo2.xml"))
-        GTEST_SKIP() << "no test-topo2.xml";
+        FAIL() << "no test-topo2.xml in tests/fixtures";
     auto topology = NodeTopology::fromXmlFile(dir + "/test-topo2.xml");
     ASSERT_TRUE(topology.ok()) << topology.error().message;
     // test-topo2: 24 cores x 2 hwthreads; core L#1 holds PUs P#1 and P#25.
@@ -98,7 +98,7 @@ TEST(NodeTopology, KeepsWholeMachineLogicalIndicesForAPartOfIt) {
 TEST(NodeTopology, RestrictsKeepingIoAndExportsXml) {
     const std::string dir = dataDir("STEPMAP_PRRTE_TOPOLOGIES");
     if (dir.empty() || !std::filesystem::exists(dir + "/turin-4gpu-nvml.xml"))
-        GTEST_SKIP() << "no turin-4gpu-nvml.xml";
+        FAIL() << "no turin-4gpu-nvml.xml in tests/fixtures";
     auto topology = NodeTopology::fromXmlFile(dir + "/turin-4gpu-nvml.xml");
     ASSERT_TRUE(topology.ok()) << topology.error().message;
     auto whole = topology->nodeModel();

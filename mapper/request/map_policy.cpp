@@ -1,0 +1,452 @@
+#include "request/map_policy.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/input_limits.hpp"
+#include "base/parse_number.hpp"
+#include "base/quote.hpp"
+
+namespace stepmap {
+
+namespace {
+
+constexpr std::string_view kAcceptedPolicies =
+    "slot, node, seq, rankfile, hwthread, core, l1cache, l2cache, l3cache, numa, package, "
+    "ppr:N:OBJECT, pe-list=LIST, device=CLASS, each optionally followed by :MODIFIERS";
+constexpr std::string_view kAcceptedModifiers =
+    "OVERSUBSCRIBE, NOOVERSUBSCRIBE, SPAN, PE=n, HWTCPUS, CORECPUS, ORDERED, DISPLAY, FILE=path, "
+    "NDEV=n, SHARED, INTERLEAVE[=level]";
+constexpr std::string_view kPprObjects =
+    "node, hwthread, core, l1cache, l2cache, l3cache, numa, package, device=CLASS";
+
+// PRRTE modifiers stepmap refuses, with the reason.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kRefusedModifiers = {{
+    {"INHERIT", "it applies to jobs spawned by a running job, which srun does not start"},
+    {"NOINHERIT", "it applies to jobs spawned by a running job, which srun does not start"},
+    {"NOLOCAL", "under Slurm every allocated node is a compute node; use --host '!^NODE' to "
+                "leave one out"},
+    {"DISPLAYDEVEL", "use DISPLAY (the job map as mpirun prints it)"},
+    {"DISPLAYALLOC", "use DISPLAY (the job map as mpirun prints it)"},
+    {"DONOTLAUNCH", "srun always launches; print the map with DISPLAY"},
+}};
+
+std::string toLower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
+        return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    });
+    return out;
+}
+
+std::string toUpper(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
+        return static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    });
+    return out;
+}
+
+// Splits "a:b:c" at ':' (an empty text gives one empty part).
+std::vector<std::string_view> splitColons(std::string_view text) {
+    std::vector<std::string_view> parts;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t colon = text.find(':', pos);
+        parts.push_back(text.substr(pos, colon == std::string_view::npos ? std::string_view::npos
+                                                                         : colon - pos));
+        if (colon == std::string_view::npos)
+            return parts;
+        pos = colon + 1;
+    }
+}
+
+// An object level word of --map-by / ppr (lower case), or nothing.
+std::optional<MapBy> objectWord(std::string_view lower) {
+    if (lower == "hwthread")
+        return MapBy::Hwthread;
+    if (lower == "core")
+        return MapBy::Core;
+    if (lower == "l1cache")
+        return MapBy::L1Cache;
+    if (lower == "l2cache")
+        return MapBy::L2Cache;
+    if (lower == "l3cache")
+        return MapBy::L3Cache;
+    if (lower == "numa")
+        return MapBy::Numa;
+    if (lower == "package" || lower == "socket")
+        return MapBy::Package;
+    return std::nullopt;
+}
+
+// Checks a pe-list: N or N-M items separated by commas.
+bool validPeList(std::string_view list) {
+    if (list.empty())
+        return false;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t comma = list.find(',', pos);
+        const std::string_view item = list.substr(
+            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        const std::size_t dash = item.find('-');
+        const auto first = detail::parseUnsigned(item.substr(0, dash), 1u << 24);
+        auto last = first;
+        if (dash != std::string_view::npos)
+            last = detail::parseUnsigned(item.substr(dash + 1), 1u << 24);
+        if (!first || !last || *last < *first)
+            return false;
+        if (comma == std::string_view::npos)
+            return true;
+        pos = comma + 1;
+    }
+}
+
+// The value after '=' of a modifier, if any.
+std::optional<std::string_view> valueOf(std::string_view modifier) {
+    const std::size_t eq = modifier.find('=');
+    if (eq == std::string_view::npos)
+        return std::nullopt;
+    return modifier.substr(eq + 1);
+}
+
+std::optional<UserError> applyModifier(std::string_view modifier, MapPolicy &policy,
+                                       const std::string &context) {
+    const std::string upper = toUpper(modifier.substr(0, modifier.find('=')));
+    const auto value = valueOf(modifier);
+    const auto needsNoValue = [&]() -> std::optional<UserError> {
+        if (value)
+            return UserError{context + "modifier " + quoted(modifier) + " takes no value (write " +
+                             upper + ")"};
+        return std::nullopt;
+    };
+    // PE=n and NDEV=n: CPUs or devices per process, at most a node's CPUs.
+    const auto perProcess = [&](std::optional<int> &field) -> std::optional<UserError> {
+        const auto number = value ? detail::parseCount(*value, kMaxCpusPerNode) : std::nullopt;
+        if (value && !number && detail::isNumberAbove(*value, kMaxCpusPerNode))
+            return UserError{context + "modifier " + quoted(modifier) + ": " + upper +
+                             " is above " + std::to_string(kMaxCpusPerNode) +
+                             ", the most CPUs stepmap takes for a node"};
+        if (!number)
+            return UserError{context + "modifier " + quoted(modifier) + " needs " + upper +
+                             "=n with n a positive number"};
+        field = *number;
+        return std::nullopt;
+    };
+    if (upper == "OVERSUBSCRIBE" || upper == "NOOVERSUBSCRIBE") {
+        if (auto error = needsNoValue())
+            return error;
+        const bool wanted = upper == "OVERSUBSCRIBE";
+        if (policy.oversubscribe && *policy.oversubscribe != wanted)
+            return UserError{context + "OVERSUBSCRIBE and NOOVERSUBSCRIBE contradict each "
+                                       "other; give one of them"};
+        policy.oversubscribe = wanted;
+        return std::nullopt;
+    }
+    if (upper == "SPAN") {
+        policy.span = true;
+        return needsNoValue();
+    }
+    if (upper == "PE")
+        return perProcess(policy.pe);
+    if (upper == "HWTCPUS" || upper == "CORECPUS") {
+        if (auto error = needsNoValue())
+            return error;
+        const bool wanted = upper == "HWTCPUS";
+        if (policy.hwtcpus && *policy.hwtcpus != wanted)
+            return UserError{context + "HWTCPUS and CORECPUS contradict each other; give one "
+                                       "of them"};
+        policy.hwtcpus = wanted;
+        return std::nullopt;
+    }
+    if (upper == "ORDERED") {
+        policy.ordered = true;
+        return needsNoValue();
+    }
+    if (upper == "DISPLAY") {
+        policy.display = true;
+        return needsNoValue();
+    }
+    if (upper == "FILE") {
+        if (!value || value->empty())
+            return UserError{context + "modifier " + quoted(modifier) + " needs FILE=path"};
+        policy.file = std::string(*value);
+        return std::nullopt;
+    }
+    if (upper == "NDEV")
+        return perProcess(policy.ndev);
+    if (upper == "SHARED") {
+        policy.shared = true;
+        return needsNoValue();
+    }
+    if (upper == "INTERLEAVE") {
+        const std::string level = value ? toLower(*value) : "package";
+        if (level != "package" && level != "numa" && level != "l3cache" && level != "l2cache" &&
+            level != "l1cache")
+            return UserError{context + "INTERLEAVE level " + quoted(value.value_or("")) +
+                             " is not one of package, numa, l3cache, l2cache, l1cache"};
+        policy.interleave = level;
+        return std::nullopt;
+    }
+    for (const auto &[name, reason] : kRefusedModifiers) {
+        if (upper == name)
+            return UserError{context + "modifier " + quoted(modifier) +
+                             " is not supported by stepmap: " + std::string(reason)};
+    }
+    return UserError{context + "unknown modifier " + quoted(modifier) +
+                     " (accepted: " + std::string(kAcceptedModifiers) + ")"};
+}
+
+// The device-only modifiers need --map-by device= (or ppr:N:device=).
+std::optional<UserError> checkDeviceModifiers(const MapPolicy &policy, const std::string &context) {
+    const bool byDevice = policy.by == MapBy::Device ||
+                          (policy.by == MapBy::Ppr && policy.pprObject == MapBy::Device);
+    if (byDevice)
+        return std::nullopt;
+    const char *name = policy.ndev ? "NDEV" : policy.shared ? "SHARED" : nullptr;
+    if (!policy.interleave.empty())
+        name = "INTERLEAVE";
+    if (name == nullptr)
+        return std::nullopt;
+    return UserError{context + std::string(name) +
+                     " describes how devices are handed out, so it needs --map-by "
+                     "device=CLASS (e.g. device=gpu)"};
+}
+
+} // namespace
+
+std::string_view mapByWord(MapBy by) {
+    switch (by) {
+    case MapBy::Slot:
+    case MapBy::Default:
+        return "BYSLOT";
+    case MapBy::Node:
+        return "BYNODE";
+    case MapBy::Hwthread:
+        return "BYHWTHREAD";
+    case MapBy::Core:
+        return "BYCORE";
+    case MapBy::L1Cache:
+        return "BYL1CACHE";
+    case MapBy::L2Cache:
+        return "BYL2CACHE";
+    case MapBy::L3Cache:
+        return "BYL3CACHE";
+    case MapBy::Numa:
+        return "BYNUMA";
+    case MapBy::Package:
+        return "BYPACKAGE";
+    case MapBy::Ppr:
+        return "PPR";
+    case MapBy::PeList:
+        return "PE-LIST";
+    case MapBy::Seq:
+        return "SEQUENTIAL";
+    case MapBy::Rankfile:
+        return "BYUSER";
+    case MapBy::Device:
+        return "BYDEVICE";
+    }
+    return "UNKNOWN";
+}
+
+Expected<MapPolicy> parseMapBy(std::string_view value) {
+    const std::string context = "--map-by " + quoted(value) + ": ";
+    if (value.empty())
+        return UserError{"--map-by: empty value (accepted: " + std::string(kAcceptedPolicies) +
+                         ")"};
+
+    std::vector<std::string_view> parts = splitColons(value);
+    MapPolicy result;
+    std::size_t firstModifier = 1;
+    const std::string_view word = parts[0];
+    const std::string lower = toLower(word);
+    if (lower == "ppr") {
+        if (parts.size() < 3)
+            return UserError{context +
+                             "ppr needs a pattern ppr:N:OBJECT, e.g. ppr:2:package "
+                             "(objects: " +
+                             std::string(kPprObjects) + ")"};
+        const auto count = detail::parseCount(parts[1], kMaxRanks);
+        if (!count && detail::isNumberAbove(parts[1], kMaxRanks))
+            return UserError{context + "the ppr count " + quoted(parts[1]) + " is above " +
+                             std::to_string(kMaxRanks) + ", the most processes stepmap places"};
+        if (!count)
+            return UserError{context + "the ppr count " + quoted(parts[1]) +
+                             " is not a positive number (write ppr:N:OBJECT, e.g. "
+                             "ppr:2:package)"};
+        const std::string object = toLower(parts[2]);
+        result.by = MapBy::Ppr;
+        result.pprCount = *count;
+        result.pprText = std::string(parts[1]) + ":" + std::string(parts[2]);
+        if (object == "node") {
+            result.pprObject = MapBy::Node;
+        } else if (object.rfind("device=", 0) == 0 && object.size() > 7) {
+            result.pprObject = MapBy::Device;
+            result.device = std::string(parts[2].substr(7));
+        } else if (const auto level = objectWord(object)) {
+            result.pprObject = *level;
+        } else {
+            return UserError{context + "unknown ppr object " + quoted(parts[2]) +
+                             " (accepted: " + std::string(kPprObjects) + ")"};
+        }
+        firstModifier = 3;
+    } else if (lower.rfind("pe-list=", 0) == 0) {
+        const std::string_view list = word.substr(8);
+        if (!validPeList(list))
+            return UserError{context + "pe-list " + quoted(list) +
+                             " is not a list of CPU ids and ranges (e.g. pe-list=0-3,6)"};
+        result.by = MapBy::PeList;
+        result.peList = std::string(list);
+    } else if (lower.rfind("device=", 0) == 0) {
+        if (word.size() == 7)
+            return UserError{context + "device= needs a device class or name (e.g. "
+                                       "device=gpu)"};
+        result.by = MapBy::Device;
+        result.device = std::string(word.substr(7));
+    } else if (lower == "slot") {
+        result.by = MapBy::Slot;
+    } else if (lower == "node") {
+        result.by = MapBy::Node;
+    } else if (lower == "seq") {
+        result.by = MapBy::Seq;
+    } else if (lower == "rankfile") {
+        result.by = MapBy::Rankfile;
+    } else if (const auto level = objectWord(lower)) {
+        result.by = *level;
+    } else if (lower == "board" || lower == "dist") {
+        return UserError{context + "mapping by " + lower +
+                         " is not supported: PRRTE (Open MPI 5) dropped it; use package, numa "
+                         "or device=CLASS"};
+    } else if (!lower.empty()) {
+        return UserError{context + "unknown mapping policy " + quoted(word) +
+                         " (accepted: " + std::string(kAcceptedPolicies) + ")"};
+    }
+    for (std::size_t i = firstModifier; i < parts.size(); ++i) {
+        if (auto error = applyModifier(parts[i], result, context))
+            return *error;
+    }
+    if (result.by == MapBy::Hwthread)
+        result.hwtcpus = result.hwtcpus.value_or(true);
+    if (auto error = checkDeviceModifiers(result, context))
+        return *error;
+    return result;
+}
+
+std::string_view rankByWord(RankBy by) {
+    switch (by) {
+    case RankBy::Slot:
+        return "SLOT";
+    case RankBy::Node:
+        return "NODE";
+    case RankBy::Fill:
+        return "FILL";
+    case RankBy::Span:
+        return "SPAN";
+    }
+    return "UNKNOWN";
+}
+
+Expected<RankBy> parseRankBy(std::string_view value) {
+    const std::string lower = toLower(value);
+    if (lower == "slot")
+        return RankBy::Slot;
+    if (lower == "node")
+        return RankBy::Node;
+    if (lower == "fill")
+        return RankBy::Fill;
+    if (lower == "span")
+        return RankBy::Span;
+    if (objectWord(lower) || lower == "object")
+        return UserError{"--rank-by " + quoted(value) +
+                         ": ranking by an object level is not supported: Open MPI 5 (PRRTE) "
+                         "ranks by slot, node, fill or span. To number the processes object "
+                         "by object, map by that object and rank by fill (e.g. --map-by " +
+                         lower + " --rank-by fill)"};
+    return UserError{"--rank-by " + quoted(value) +
+                     ": unknown ranking policy (accepted: slot, node, fill, span)"};
+}
+
+std::string_view bindToWord(BindTo to) {
+    switch (to) {
+    case BindTo::Default:
+    case BindTo::None:
+        return "NONE";
+    case BindTo::Package:
+        return "PACKAGE";
+    case BindTo::Numa:
+        return "NUMA";
+    case BindTo::L3Cache:
+        return "L3CACHE";
+    case BindTo::L2Cache:
+        return "L2CACHE";
+    case BindTo::L1Cache:
+        return "L1CACHE";
+    case BindTo::Core:
+        return "CORE";
+    case BindTo::Hwthread:
+        return "HWTHREAD";
+    }
+    return "UNKNOWN";
+}
+
+Expected<BindPolicy> parseBindTo(std::string_view value) {
+    const std::string context = "--bind-to " + quoted(value) + ": ";
+    constexpr std::string_view kAccepted =
+        "none, hwthread, core, l1cache, l2cache, l3cache, numa, package, optionally followed by "
+        ":if-supported, :overload-allowed, :no-overload, :report, :limit=n";
+    if (value.empty())
+        return UserError{"--bind-to: empty value (accepted: " + std::string(kAccepted) + ")"};
+    const std::vector<std::string_view> parts = splitColons(value);
+    BindPolicy result;
+    const std::string word = toLower(parts[0]);
+    if (word == "none")
+        result.to = BindTo::None;
+    else if (word == "hwthread")
+        result.to = BindTo::Hwthread;
+    else if (word == "core")
+        result.to = BindTo::Core;
+    else if (word == "l1cache")
+        result.to = BindTo::L1Cache;
+    else if (word == "l2cache")
+        result.to = BindTo::L2Cache;
+    else if (word == "l3cache")
+        result.to = BindTo::L3Cache;
+    else if (word == "numa")
+        result.to = BindTo::Numa;
+    else if (word == "package" || word == "socket")
+        result.to = BindTo::Package;
+    else if (!word.empty())
+        return UserError{context + "unknown binding policy " + quoted(parts[0]) +
+                         " (accepted: " + std::string(kAccepted) + ")"};
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+        const std::string qualifier = toLower(parts[i]);
+        if (qualifier == "if-supported") {
+            result.ifSupported = true;
+        } else if (qualifier == "overload-allowed" || qualifier == "no-overload") {
+            const bool wanted = qualifier == "overload-allowed";
+            if (result.overload && *result.overload != wanted)
+                return UserError{context + "overload-allowed and no-overload contradict each "
+                                           "other; give one of them"};
+            result.overload = wanted;
+        } else if (qualifier == "report") {
+            result.report = true;
+        } else if (qualifier.rfind("limit=", 0) == 0) {
+            const auto limit = detail::parsePositiveInt(std::string_view(qualifier).substr(6));
+            if (!limit || *limit > 65535)
+                return UserError{context + quoted(parts[i]) +
+                                 " needs limit=n with n from 1 to 65535"};
+            result.limit = *limit;
+        } else {
+            return UserError{context + "unknown qualifier " + quoted(parts[i]) +
+                             " (accepted: if-supported, overload-allowed, no-overload, report, "
+                             "limit=n)"};
+        }
+    }
+    return result;
+}
+
+} // namespace stepmap
