@@ -1,0 +1,475 @@
+// The PMIx host with the real OpenPMIx server library, read back by real
+// PMIx clients (pmix_query_client, one process per local rank): what the
+// step's namespace says about the job, this node and each rank, the
+// environment each local rank gets, and the upcalls (fence, direct modex,
+// abort) reaching the node servers' collective on the loop thread.
+//
+// The step: 3 nodes n1 n2 n3, this server on n2; 7 ranks in 2 applications,
+//   rank  0  1  2  3  4  5  6
+//   node  n1 n2 n2 n3 n2 n1 n3
+//   app   0  0  0  0  1  1  1
+// ranks 1 and 2 bound to two CPUs each, rank 4 unbound. All three local
+// clients run once, together, for the whole suite (a rank joins once).
+
+#include "pmix_host.hpp"
+#include "step_config.hpp"
+#include "step_topology.hpp"
+
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <mutex>
+#include <thread>
+
+extern char **environ;
+
+using namespace stepmap;
+using namespace stepmap::server;
+
+namespace {
+
+const std::vector<std::uint32_t> kNodeOf = {0, 1, 1, 2, 1, 0, 2};
+const std::vector<std::uint32_t> kAppOf = {0, 0, 0, 0, 1, 1, 1};
+const std::vector<std::uint32_t> kLocalRanks = {1, 2, 4};
+constexpr const char *kNamespace = "stepmap.5.0";
+
+std::string requiredEnv(const char *name) {
+    const char *v = std::getenv(name);
+    if (!v)
+        throw std::runtime_error(std::string(name) + " is not set (run through meson test)");
+    return v;
+}
+
+// The node servers' side, recorded; called on the loop thread only.
+class RecordingCollective : public StepCollective {
+public:
+    struct Fence {
+        std::vector<std::uint32_t> nodes;
+        bool collect;
+        std::size_t bytes;
+    };
+    void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+               DataReply done) override {
+        {
+            std::lock_guard lock(mutex_);
+            fences_.push_back({nodes, collect, data.size()});
+        }
+        // As if this node were the only one to contribute.
+        done(PMIX_SUCCESS, std::move(data));
+    }
+    void directModex(std::uint32_t rank, DataReply done) override {
+        {
+            std::lock_guard lock(mutex_);
+            modexRanks_.push_back(rank);
+        }
+        done(PMIX_ERR_NOT_FOUND, {});
+    }
+    void abort(std::uint32_t rank, int status, std::string message) override {
+        std::lock_guard lock(mutex_);
+        aborts_.push_back(std::to_string(rank) + " " + std::to_string(status) + " " + message);
+    }
+    std::vector<Fence> fences() {
+        std::lock_guard lock(mutex_);
+        return fences_;
+    }
+    std::vector<std::uint32_t> modexRanks() {
+        std::lock_guard lock(mutex_);
+        return modexRanks_;
+    }
+    std::vector<std::string> aborts() {
+        std::lock_guard lock(mutex_);
+        return aborts_;
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<Fence> fences_;
+    std::vector<std::uint32_t> modexRanks_;
+    std::vector<std::string> aborts_;
+};
+
+// A client process and its output, "KEY=VALUE" lines.
+struct Client {
+    pid_t pid = -1;
+    int out = -1;
+    std::string text;
+    std::map<std::string, std::string> lines() const {
+        std::map<std::string, std::string> m;
+        std::size_t at = 0, nl;
+        while ((nl = text.find('\n', at)) != std::string::npos) {
+            std::string line = text.substr(at, nl - at);
+            auto eq = line.find('=');
+            m[line.substr(0, eq)] = eq == std::string::npos ? "" : line.substr(eq + 1);
+            at = nl + 1;
+        }
+        return m;
+    }
+};
+
+Client spawnClient(const std::vector<std::string> &env, const std::vector<std::string> &args) {
+    // The rank's variables first: getenv takes the first of a name.
+    std::vector<std::string> ordered(env.begin(), env.end());
+    for (char **e = environ; *e; ++e)
+        ordered.emplace_back(*e);
+    std::vector<char *> envp, argv;
+    for (auto &e : ordered)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string path = requiredEnv("STEPMAP_PMIX_QUERY_CLIENT");
+    std::vector<std::string> argText = {path};
+    argText.insert(argText.end(), args.begin(), args.end());
+    for (auto &a : argText)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int pipeFds[2];
+    if (pipe2(pipeFds, O_CLOEXEC) != 0)
+        throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, pipeFds[1], 1);
+    Client c;
+    int rc = posix_spawn(&c.pid, path.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    close(pipeFds[1]);
+    if (rc != 0) {
+        close(pipeFds[0]);
+        throw std::runtime_error("cannot start " + path);
+    }
+    c.out = pipeFds[0];
+    return c;
+}
+
+// Reads every client's output until all have exited or the deadline
+// passed (then they are killed: a hung client fails the suite, not hangs it).
+bool collect(std::vector<Client> &clients, std::chrono::seconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    std::size_t open = clients.size();
+    while (open > 0) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            break;
+        std::vector<pollfd> fds;
+        for (auto &c : clients)
+            if (c.out >= 0)
+                fds.push_back({c.out, POLLIN, 0});
+        if (poll(fds.data(), fds.size(), static_cast<int>(left.count())) <= 0)
+            continue;
+        for (auto &c : clients) {
+            if (c.out < 0)
+                continue;
+            for (auto &p : fds)
+                if (p.fd == c.out && p.revents) {
+                    char buf[4096];
+                    ssize_t n = read(c.out, buf, sizeof buf);
+                    if (n > 0) {
+                        c.text.append(buf, static_cast<std::size_t>(n));
+                    } else {
+                        close(c.out);
+                        c.out = -1;
+                        --open;
+                    }
+                }
+        }
+    }
+    bool allDone = open == 0;
+    for (auto &c : clients) {
+        if (c.out >= 0) {
+            kill(c.pid, SIGKILL);
+            close(c.out);
+        }
+        waitpid(c.pid, nullptr, 0);
+    }
+    return allDone;
+}
+
+// The step of the file's comment. Its CPUs on n2 (fixture
+// 24em64t-2n6c2t-pci, cores 0-1): core 0 = PUs 0,12 and core 1 = PUs 2,14
+// (OS indices); rank 1 is bound to core 0, rank 2 to core 1.
+LaunchPlan stepPlan() {
+    LaunchPlan plan;
+    plan.nodes = {{"n1", 2, std::nullopt}, {"n2", 3, std::nullopt}, {"n3", 2, std::nullopt}};
+    plan.ranks.resize(kNodeOf.size());
+    for (std::size_t r = 0; r < kNodeOf.size(); ++r) {
+        plan.ranks[r].node = kNodeOf[r];
+        plan.ranks[r].app = kAppOf[r];
+    }
+    plan.bindingRequest = BindingRequest::Cpus;
+    plan.bindings = {{{0, 1}, {0, 12}}, {{2, 3}, {2, 14}}};
+    plan.ranks[1].binding = 0;
+    plan.ranks[2].binding = 1;
+    assignLocalRanks(plan);
+    return plan;
+}
+
+class PmixHostTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        try {
+            startServer();
+        } catch (const std::exception &e) {
+            setupError() = e.what();
+        }
+    }
+    static void TearDownTestSuite() {
+        if (host()) {
+            host()->stop();
+            // Close the inbox from the loop thread; the loop then ends.
+            inbox()->post([] { inbox()->close(); });
+            loopThread().join();
+            host().reset();
+            inbox().reset();
+            EXPECT_EQ(uv_loop_close(&loop()), 0);
+        }
+        if (!config().tmpdir.empty())
+            std::filesystem::remove_all(config().tmpdir);
+    }
+    void SetUp() override { ASSERT_EQ(setupError(), "") << "the PMIx server did not start"; }
+
+    static void startServer() {
+        char dir[] = "/tmp/stepmap-pmix-host-XXXXXX";
+        if (!mkdtemp(dir))
+            throw std::runtime_error("mkdtemp failed");
+        config().tmpdir = dir;
+        auto step = topology::loadStepTopology("0-1", requiredEnv("STEPMAP_TOPOLOGIES") +
+                                                          "/24em64t-2n6c2t-pci.xml");
+        if (!step)
+            throw std::runtime_error(step.error().message);
+        stepTopology() = std::move(step.value());
+        config().nspace = kNamespace;
+        config().nodeIndex = 1;
+        config().plan = stepPlan();
+        config().clientAuth = "native"; // no munged needed
+        uv_loop_init(&loop());
+        inbox() = std::make_unique<LoopInbox>(&loop());
+        host() = std::make_unique<PmixHost>(config(), *inbox(), stepTopology().topology.get(),
+                                            stepTopology().cpuset.get());
+        host()->setCollective(&collective());
+        loopThread() = std::thread([] { uv_run(&loop(), UV_RUN_DEFAULT); });
+        if (auto started = host()->start(); !started)
+            throw std::runtime_error(started.error().message);
+        auto envs = host()->clientEnvironments();
+        if (!envs)
+            throw std::runtime_error(envs.error().message);
+        environments() = envs.value();
+        runClients();
+    }
+
+    // Every query, asked by each local client, then the upcalls.
+    static std::vector<std::string> queries() {
+        std::vector<std::string> q;
+        for (const char *key :
+             {PMIX_JOBID, PMIX_UNIV_SIZE, PMIX_JOB_SIZE, PMIX_MAX_PROCS, PMIX_JOB_NUM_APPS,
+              PMIX_NUM_NODES, PMIX_NODE_LIST, PMIX_TMPDIR, PMIX_NSDIR})
+            q.push_back(std::string("*/") + key);
+        for (const char *key : {PMIX_LOCAL_SIZE, PMIX_LOCAL_PEERS, PMIX_LOCALLDR, PMIX_NODEID})
+            q.push_back(std::string("node/") + key);
+        for (const char *key : {PMIX_APP_SIZE, PMIX_APPLDR})
+            for (int app = 0; app < 2; ++app)
+                q.push_back("app" + std::to_string(app) + "/" + key);
+        for (std::size_t r = 0; r < kNodeOf.size(); ++r)
+            for (const char *key :
+                 {PMIX_HOSTNAME, PMIX_LOCAL_RANK, PMIX_NODE_RANK, PMIX_APPNUM, PMIX_NODEID})
+                q.push_back(std::to_string(r) + "/" + key);
+        for (std::uint32_t r : kLocalRanks)
+            for (const char *key : {PMIX_CPUSET, PMIX_LOCALITY_STRING, PMIX_PROCDIR})
+                q.push_back(std::to_string(r) + "/" + key);
+        q.push_back("fence");
+        for (std::uint32_t r : kLocalRanks)
+            q.push_back(std::to_string(r) + "/stepmap.test");
+        return q;
+    }
+
+    static void runClients() {
+        std::vector<Client> clients;
+        for (std::uint32_t r : kLocalRanks) {
+            auto args = queries();
+            if (r == 1)
+                args.push_back("remote/3");
+            if (r == 4)
+                args.push_back("abort");
+            clients.push_back(spawnClient(environments().at(r), args));
+        }
+        bool finished = collect(clients, std::chrono::seconds(20));
+        for (std::size_t i = 0; i < clients.size(); ++i)
+            answers()[kLocalRanks[i]] = clients[i].lines();
+        if (!finished)
+            throw std::runtime_error("a PMIx client did not finish in time");
+    }
+
+    // What rank `client` was told for `query`.
+    static std::string answer(std::uint32_t client, const std::string &query) {
+        auto &lines = answers()[client];
+        auto it = lines.find(query);
+        return it == lines.end() ? "(no answer)" : it->second;
+    }
+    // Every local client was told `value` for `query`.
+    static void expectAll(const std::string &query, const std::string &value) {
+        for (std::uint32_t r : kLocalRanks)
+            EXPECT_EQ(answer(r, query), value) << "rank " << r << " asking " << query;
+    }
+
+    static std::string &setupError() {
+        static std::string s;
+        return s;
+    }
+    static StepConfig &config() {
+        static StepConfig c;
+        return c;
+    }
+    static topology::StepTopology &stepTopology() {
+        static topology::StepTopology t;
+        return t;
+    }
+    static uv_loop_t &loop() {
+        static uv_loop_t l{};
+        return l;
+    }
+    static std::unique_ptr<LoopInbox> &inbox() {
+        static std::unique_ptr<LoopInbox> i;
+        return i;
+    }
+    static std::unique_ptr<PmixHost> &host() {
+        static std::unique_ptr<PmixHost> h;
+        return h;
+    }
+    static std::thread &loopThread() {
+        static std::thread t;
+        return t;
+    }
+    static RecordingCollective &collective() {
+        static RecordingCollective c;
+        return c;
+    }
+    static std::map<std::uint32_t, std::vector<std::string>> &environments() {
+        static std::map<std::uint32_t, std::vector<std::string>> e;
+        return e;
+    }
+    static std::map<std::uint32_t, std::map<std::string, std::string>> &answers() {
+        static std::map<std::uint32_t, std::map<std::string, std::string>> a;
+        return a;
+    }
+};
+
+} // namespace
+
+TEST_F(PmixHostTest, OnlyLocalRanksGetAnEnvironment) {
+    std::vector<std::uint32_t> ranks;
+    for (auto &[rank, env] : environments())
+        ranks.push_back(rank);
+    EXPECT_EQ(ranks, kLocalRanks);
+}
+
+TEST_F(PmixHostTest, EachLocalRankIsToldItsNamespaceRankAndSecurity) {
+    for (std::uint32_t r : kLocalRanks) {
+        const auto &env = environments().at(r);
+        auto has = [&](const std::string &entry) {
+            return std::find(env.begin(), env.end(), entry) != env.end();
+        };
+        EXPECT_TRUE(has(std::string("PMIX_NAMESPACE=") + kNamespace)) << r;
+        EXPECT_TRUE(has("PMIX_RANK=" + std::to_string(r))) << r;
+        EXPECT_TRUE(has("PMIX_SECURITY_MODE=native")) << r;
+        EXPECT_TRUE(has("PMIX_GDS_MODULE=hash")) << r;
+    }
+}
+
+TEST_F(PmixHostTest, EachLocalRankJoins) {
+    for (std::uint32_t r : kLocalRanks)
+        EXPECT_EQ(answer(r, "me"), std::to_string(r));
+}
+
+TEST_F(PmixHostTest, JobData) {
+    expectAll(std::string("*/") + PMIX_JOBID, kNamespace);
+    for (const char *key : {PMIX_UNIV_SIZE, PMIX_JOB_SIZE, PMIX_MAX_PROCS})
+        expectAll(std::string("*/") + key, "7");
+    expectAll(std::string("*/") + PMIX_JOB_NUM_APPS, "2");
+    expectAll(std::string("*/") + PMIX_NUM_NODES, "3");
+    expectAll(std::string("*/") + PMIX_NODE_LIST, "n1,n2,n3");
+    expectAll(std::string("*/") + PMIX_TMPDIR, config().tmpdir);
+    expectAll(std::string("*/") + PMIX_NSDIR, config().tmpdir);
+}
+
+TEST_F(PmixHostTest, ThisNodesData) {
+    expectAll(std::string("node/") + PMIX_LOCAL_SIZE, "3");
+    expectAll(std::string("node/") + PMIX_LOCAL_PEERS, "1,2,4");
+    expectAll(std::string("node/") + PMIX_LOCALLDR, "1");
+    expectAll(std::string("node/") + PMIX_NODEID, "1");
+}
+
+TEST_F(PmixHostTest, ApplicationData) {
+    expectAll(std::string("app0/") + PMIX_APP_SIZE, "4");
+    expectAll(std::string("app1/") + PMIX_APP_SIZE, "3");
+    expectAll(std::string("app0/") + PMIX_APPLDR, "0");
+    expectAll(std::string("app1/") + PMIX_APPLDR, "4");
+}
+
+TEST_F(PmixHostTest, EveryRanksPlacement) {
+    const char *names[] = {"n1", "n2", "n3"};
+    // Each rank's index among its node's ranks.
+    const std::vector<std::string> localRank = {"0", "0", "1", "0", "2", "1", "1"};
+    for (std::size_t r = 0; r < kNodeOf.size(); ++r) {
+        const std::string q = std::to_string(r) + "/";
+        expectAll(q + PMIX_HOSTNAME, names[kNodeOf[r]]);
+        expectAll(q + PMIX_APPNUM, std::to_string(kAppOf[r]));
+        expectAll(q + PMIX_LOCAL_RANK, localRank[r]);
+        expectAll(q + PMIX_NODE_RANK, localRank[r]);
+    }
+}
+
+// PMIx 4.2.2 answers a remote rank's PMIX_NODEID "not found" (the job-level
+// PMIX_NODEID names this node); a local rank's is its node.
+TEST_F(PmixHostTest, LocalRanksNodeIds) {
+    for (std::uint32_t r : kLocalRanks)
+        expectAll(std::to_string(r) + "/" + PMIX_NODEID, "1");
+}
+
+TEST_F(PmixHostTest, BoundRanksGetTheirCpusetAndUnboundRanksNone) {
+    EXPECT_EQ(answer(1, std::string("1/") + PMIX_CPUSET), "hwloc:0,12");
+    EXPECT_EQ(answer(2, std::string("2/") + PMIX_CPUSET), "hwloc:2,14");
+    // Open MPI takes a PMIX_CPUSET to mean "bound".
+    EXPECT_EQ(answer(4, std::string("4/") + PMIX_CPUSET), "!NOT-FOUND");
+}
+
+// A bound rank is local to its binding; an unbound one to the step's CPUs here.
+TEST_F(PmixHostTest, LocalRanksGetLocalityAndTheirDirectory) {
+    const std::map<std::uint32_t, std::string> locality = {
+        {1, "SK0:L30:L20:L10:CR0:HT0-1:NM0"},
+        {2, "SK0:L30:L21:L11:CR1:HT2-3:NM0"},
+        {4, "SK0:L30:L20-1:L10-1:CR0-1:HT0-3:NM0"}};
+    for (auto &[r, where] : locality) {
+        const std::string q = std::to_string(r) + "/";
+        EXPECT_EQ(answer(r, q + PMIX_LOCALITY_STRING), where) << r;
+        EXPECT_EQ(answer(r, q + PMIX_PROCDIR), config().tmpdir) << r;
+    }
+}
+
+TEST_F(PmixHostTest, AFenceOfTheWholeJobSpansEveryNodeAndCarriesTheData) {
+    expectAll("fence", "ok");
+    auto fences = collective().fences();
+    ASSERT_EQ(fences.size(), 1u);
+    EXPECT_EQ(fences[0].nodes, (std::vector<std::uint32_t>{0, 1, 2}));
+    EXPECT_TRUE(fences[0].collect);
+    EXPECT_GT(fences[0].bytes, 0u);
+    // What the fence returned is what every local rank reads afterwards.
+    for (std::uint32_t r : kLocalRanks)
+        expectAll(std::to_string(r) + "/stepmap.test", std::to_string(r));
+}
+
+TEST_F(PmixHostTest, ARemoteRanksDataIsAskedOfTheCollective) {
+    EXPECT_EQ(collective().modexRanks(), (std::vector<std::uint32_t>{3}));
+    EXPECT_EQ(answer(1, "remote/3").rfind("!", 0), 0u) << answer(1, "remote/3");
+}
+
+TEST_F(PmixHostTest, AnAbortReachesTheCollectiveAndReleasesTheRank) {
+    EXPECT_EQ(collective().aborts(), (std::vector<std::string>{"4 7 test abort"}));
+    EXPECT_EQ(answer(4, "abort"), "SUCCESS");
+}

@@ -1,0 +1,122 @@
+// A PMIx client for the PMIx host's tests: joins the server named by its
+// PMIX_* environment, then does what each argument says, printing one line
+// per argument ("ARG=VALUE", VALUE "!<PMIx error>" on failure):
+//   R/KEY        PMIx_Get of KEY for rank R ('*': the job, wildcard rank)
+//   node/KEY     the same with PMIX_NODE_INFO (this node's data)
+//   appA/KEY     the same with PMIX_APP_INFO for application A
+//   fence        puts "stepmap.test"=<rank>, commits, fences the whole job
+//                collecting data
+//   remote/R     asks for rank R's "stepmap.test" (a direct modex for a
+//                rank of another node)
+//   abort        PMIx_Abort(7, "test abort")
+// The first line is "me=<rank>".
+
+#include <pmix.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace {
+
+pmix_proc_t me;
+
+std::string format(const pmix_value_t *v) {
+    switch (v->type) {
+    case PMIX_STRING:
+        return v->data.string ? v->data.string : "(null)";
+    case PMIX_UINT32:
+        return std::to_string(v->data.uint32);
+    case PMIX_UINT16:
+        return std::to_string(v->data.uint16);
+    case PMIX_PROC_RANK:
+        return std::to_string(v->data.rank);
+    case PMIX_INT:
+        return std::to_string(v->data.integer);
+    case PMIX_BOOL:
+        return v->data.flag ? "true" : "false";
+    default:
+        return "(type " + std::to_string(v->type) + ")";
+    }
+}
+
+std::string get(pmix_rank_t rank, const std::string &key, pmix_info_t *info, size_t ninfo) {
+    pmix_proc_t who;
+    PMIX_LOAD_PROCID(&who, me.nspace, rank);
+    pmix_value_t *value = nullptr;
+    pmix_status_t rc = PMIx_Get(&who, key.c_str(), info, ninfo, &value);
+    if (rc != PMIX_SUCCESS)
+        return std::string("!") + PMIx_Error_string(rc);
+    std::string text = format(value);
+    PMIX_VALUE_RELEASE(value);
+    return text;
+}
+
+std::string query(const std::string &arg) {
+    auto slash = arg.find('/');
+    std::string who = arg.substr(0, slash), key = arg.substr(slash + 1);
+    pmix_info_t info[2];
+    bool yes = true;
+    if (who == "*")
+        return get(PMIX_RANK_WILDCARD, key, nullptr, 0);
+    if (who == "node") {
+        PMIX_INFO_LOAD(&info[0], PMIX_NODE_INFO, &yes, PMIX_BOOL);
+        return get(PMIX_RANK_WILDCARD, key, info, 1);
+    }
+    if (who.rfind("app", 0) == 0) {
+        std::uint32_t app = static_cast<std::uint32_t>(std::stoul(who.substr(3)));
+        PMIX_INFO_LOAD(&info[0], PMIX_APP_INFO, &yes, PMIX_BOOL);
+        PMIX_INFO_LOAD(&info[1], PMIX_APPNUM, &app, PMIX_UINT32);
+        return get(PMIX_RANK_WILDCARD, key, info, 2);
+    }
+    return get(static_cast<pmix_rank_t>(std::stoul(who)), key, nullptr, 0);
+}
+
+std::string fence() {
+    pmix_value_t value;
+    std::string mine = std::to_string(me.rank);
+    PMIX_VALUE_LOAD(&value, mine.c_str(), PMIX_STRING);
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, "stepmap.test", &value);
+    PMIX_VALUE_DESTRUCT(&value);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Commit();
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Fence(nullptr, 0, &collect, 1);
+    return rc == PMIX_SUCCESS ? "ok" : std::string("!") + PMIx_Error_string(rc);
+}
+
+std::string remote(pmix_rank_t rank) {
+    pmix_info_t timeout;
+    int seconds = 3;
+    PMIX_INFO_LOAD(&timeout, PMIX_TIMEOUT, &seconds, PMIX_INT);
+    return get(rank, "stepmap.test", &timeout, 1);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    pmix_status_t rc = PMIx_Init(&me, nullptr, 0);
+    if (rc != PMIX_SUCCESS) {
+        std::printf("me=!%s\n", PMIx_Error_string(rc));
+        return 3;
+    }
+    std::printf("me=%u\n", me.rank);
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i], result;
+        if (arg == "fence")
+            result = fence();
+        else if (arg.rfind("remote/", 0) == 0)
+            result = remote(static_cast<pmix_rank_t>(std::stoul(arg.substr(7))));
+        else if (arg == "abort")
+            result = PMIx_Error_string(PMIx_Abort(7, "test abort", nullptr, 0));
+        else
+            result = query(arg);
+        std::printf("%s=%s\n", arg.c_str(), result.c_str());
+        std::fflush(stdout);
+    }
+    PMIx_Finalize(nullptr, 0);
+    return 0;
+}

@@ -1,0 +1,220 @@
+// The node server's invocation (argv from the plugin, STEPMAP_PLAN and
+// STEPMAP_SECRET in its environment): every field read, defaults kept, and
+// every bad input refused with a message naming it.
+
+#include "step_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <unistd.h>
+
+using namespace stepmap;
+using namespace stepmap::server;
+
+namespace {
+
+const std::string kSecretHex(64, 'a');
+
+// Two nodes, two ranks each.
+std::string twoNodePlan() {
+    LaunchPlan plan;
+    plan.nodes = {{"n1", 2, std::nullopt}, {"n2", 2, std::nullopt}};
+    plan.ranks.resize(4);
+    for (std::uint32_t r = 0; r < 4; ++r)
+        plan.ranks[r].node = r / 2;
+    assignLocalRanks(plan);
+    return encodePlan(plan);
+}
+
+// Sets the environment the plugin gives the server, and restores it.
+class StepConfigTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        setenv("STEPMAP_PLAN", twoNodePlan().c_str(), 1);
+        setenv("STEPMAP_SECRET", kSecretHex.c_str(), 1);
+    }
+    void TearDown() override {
+        unsetenv("STEPMAP_PLAN");
+        unsetenv("STEPMAP_SECRET");
+    }
+
+    // The required arguments, then `extra`; a pair with an empty value is
+    // removed from the required ones instead.
+    static std::vector<std::string> arguments(std::vector<std::string> extra = {}) {
+        std::vector<std::string> args = {"stepmap-stepd",
+                                         "--nspace",
+                                         "stepmap.7.0",
+                                         "--node-index",
+                                         "1",
+                                         "--tmpdir",
+                                         "/tmp/sm-x",
+                                         "--hub",
+                                         "10.1.2.3:4567",
+                                         "--ready-fd",
+                                         "5",
+                                         "--step-cores",
+                                         "0-1"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return args;
+    }
+    static std::vector<std::string> without(const std::string &name) {
+        auto args = arguments();
+        for (std::size_t i = 1; i < args.size(); i += 2)
+            if (args[i] == name) {
+                args.erase(args.begin() + static_cast<long>(i),
+                           args.begin() + static_cast<long>(i) + 2);
+                break;
+            }
+        return args;
+    }
+    static Expected<StepConfig> parse(std::vector<std::string> args) {
+        std::vector<char *> argv;
+        for (auto &a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        return parseStepConfig(static_cast<int>(args.size()), argv.data());
+    }
+    static std::string refusal(std::vector<std::string> args) {
+        auto c = parse(std::move(args));
+        return c ? std::string("(accepted)") : c.error().message;
+    }
+};
+
+} // namespace
+
+TEST_F(StepConfigTest, ReadsEveryRequiredField) {
+    auto c = parse(arguments());
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->nspace, "stepmap.7.0");
+    EXPECT_EQ(c->nodeIndex, 1u);
+    EXPECT_EQ(c->tmpdir, "/tmp/sm-x");
+    EXPECT_EQ(c->hubHost, "10.1.2.3");
+    EXPECT_EQ(c->hubPort, 4567);
+    EXPECT_EQ(c->readyFd, 5);
+    EXPECT_EQ(c->stepCores, "0-1");
+    EXPECT_EQ(c->secret, std::string(32, '\xaa'));
+    ASSERT_EQ(c->plan.nodes.size(), 2u);
+    EXPECT_EQ(c->plan.nodes[1].name, "n2");
+    ASSERT_EQ(c->plan.ranks.size(), 4u);
+    EXPECT_EQ(c->plan.ranks[3].node, 1u);
+    EXPECT_EQ(c->plan.ranks[3].localRank, 1u);
+}
+
+TEST_F(StepConfigTest, OptionalFieldsKeepTheirDefaults) {
+    auto c = parse(arguments());
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->watchPid, 0);
+    EXPECT_EQ(c->dmodexTimeoutSec, 60);
+    EXPECT_EQ(c->clientAuth, "munge");
+    EXPECT_EQ(c->topologyXml, "");
+    EXPECT_FALSE(c->clientsElsewhere);
+}
+
+TEST_F(StepConfigTest, ReadsEveryOptionalField) {
+    auto c = parse(
+        arguments({"--watch-pid", "4242", "--dmodex-timeout", "7", "--topology-xml", "/x/t.xml",
+                   "--client-auth", "native", "--client-mount-namespace", "other"}));
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->watchPid, 4242);
+    EXPECT_EQ(c->dmodexTimeoutSec, 7);
+    EXPECT_EQ(c->topologyXml, "/x/t.xml");
+    EXPECT_EQ(c->clientAuth, "native");
+    EXPECT_TRUE(c->clientsElsewhere);
+    auto same = parse(arguments({"--client-mount-namespace", "same", "--client-auth", "munge"}));
+    ASSERT_TRUE(same) << same.error().message;
+    EXPECT_FALSE(same->clientsElsewhere);
+    EXPECT_EQ(same->clientAuth, "munge");
+}
+
+TEST_F(StepConfigTest, TheLastOfARepeatedArgumentWins) {
+    auto c = parse(arguments({"--nspace", "stepmap.8.1"}));
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->nspace, "stepmap.8.1");
+}
+
+TEST_F(StepConfigTest, TheHubHostIsEverythingBeforeTheLastColon) {
+    auto c = parse(arguments({"--hub", "::1:80"}));
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->hubHost, "::1");
+    EXPECT_EQ(c->hubPort, 80);
+}
+
+TEST_F(StepConfigTest, UnknownAndValuelessArgumentsAreRefused) {
+    EXPECT_EQ(refusal(arguments({"--verbose", "1"})), "unknown argument '--verbose'");
+    EXPECT_EQ(refusal(arguments({"stray"})), "unknown argument 'stray'");
+    EXPECT_EQ(refusal(arguments({"--watch-pid"})), "argument --watch-pid needs a value");
+}
+
+TEST_F(StepConfigTest, EachMissingRequiredArgumentIsNamed) {
+    for (const char *name :
+         {"--nspace", "--node-index", "--tmpdir", "--hub", "--ready-fd", "--step-cores"})
+        EXPECT_EQ(refusal(without(name)), std::string("missing argument ") + name);
+}
+
+TEST_F(StepConfigTest, NumbersOutsideTheirBoundsAreRefused) {
+    EXPECT_EQ(refusal(arguments({"--ready-fd", "-1"})), "bad --ready-fd '-1'");
+    EXPECT_EQ(refusal(arguments({"--ready-fd", "1048577"})), "bad --ready-fd '1048577'");
+    EXPECT_EQ(refusal(arguments({"--ready-fd", "3x"})), "bad --ready-fd '3x'");
+    EXPECT_TRUE(parse(arguments({"--ready-fd", "0"})));
+    EXPECT_TRUE(parse(arguments({"--ready-fd", "1048576"})));
+
+    EXPECT_EQ(refusal(arguments({"--watch-pid", "0"})), "bad --watch-pid '0'");
+    EXPECT_EQ(refusal(arguments({"--watch-pid", "1073741825"})), "bad --watch-pid '1073741825'");
+    EXPECT_TRUE(parse(arguments({"--watch-pid", "1073741824"})));
+
+    EXPECT_EQ(refusal(arguments({"--dmodex-timeout", "0"})), "bad --dmodex-timeout '0'");
+    EXPECT_EQ(refusal(arguments({"--dmodex-timeout", "86401"})), "bad --dmodex-timeout '86401'");
+    EXPECT_TRUE(parse(arguments({"--dmodex-timeout", "86400"})));
+    EXPECT_TRUE(parse(arguments({"--dmodex-timeout", "1"})));
+}
+
+TEST_F(StepConfigTest, ChoicesOutsideTheirSetAreRefused) {
+    EXPECT_EQ(refusal(arguments({"--client-auth", "none"})),
+              "bad --client-auth 'none' (munge or native)");
+    EXPECT_EQ(refusal(arguments({"--client-mount-namespace", "host"})),
+              "bad --client-mount-namespace 'host' (same or other)");
+}
+
+TEST_F(StepConfigTest, AHubWithoutAUsablePortIsRefused) {
+    for (const char *hub : {"host", "host:0", "host:65536", "host:", "host:8x"})
+        EXPECT_EQ(refusal(arguments({"--hub", hub})),
+                  std::string("bad --hub '") + hub + "' (expected HOST:PORT)");
+    EXPECT_TRUE(parse(arguments({"--hub", "h:65535"})));
+}
+
+TEST_F(StepConfigTest, TheNodeIndexMustNameANodeOfThePlan) {
+    EXPECT_EQ(refusal(arguments({"--node-index", "2"})),
+              "bad --node-index '2' for a plan of 2 nodes");
+    EXPECT_EQ(refusal(arguments({"--node-index", "-1"})),
+              "bad --node-index '-1' for a plan of 2 nodes");
+    auto first = parse(arguments({"--node-index", "0"}));
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->nodeIndex, 0u);
+}
+
+TEST_F(StepConfigTest, ThePlanMustBeSetAndValid) {
+    unsetenv("STEPMAP_PLAN");
+    EXPECT_EQ(refusal(arguments()), "STEPMAP_PLAN is not set");
+    setenv("STEPMAP_PLAN", "SM1;garbage", 1);
+    EXPECT_EQ(refusal(arguments()).rfind("STEPMAP_PLAN: invalid stepmap plan", 0), 0u)
+        << refusal(arguments());
+}
+
+TEST_F(StepConfigTest, TheSecretMustBe64HexDigits) {
+    const std::string message = "STEPMAP_SECRET is missing or not 64 hex digits";
+    unsetenv("STEPMAP_SECRET");
+    EXPECT_EQ(refusal(arguments()), message);
+    setenv("STEPMAP_SECRET", std::string(63, 'a').c_str(), 1);
+    EXPECT_EQ(refusal(arguments()), message);
+    setenv("STEPMAP_SECRET", (std::string(63, 'a') + "g").c_str(), 1);
+    EXPECT_EQ(refusal(arguments()), message);
+}
+
+TEST_F(StepConfigTest, ClientsInAnotherMountNamespaceReachTheDirectoryThroughProc) {
+    auto c = parse(arguments());
+    ASSERT_TRUE(c);
+    EXPECT_EQ(clientTmpdir(*c), "/tmp/sm-x");
+    c->clientsElsewhere = true;
+    EXPECT_EQ(clientTmpdir(*c), "/proc/" + std::to_string(getpid()) + "/root/tmp/sm-x");
+}
