@@ -12,10 +12,13 @@
 // clients run once, together, for the whole suite (a rank joins once).
 
 #include "pmix_host.hpp"
+
+#include "captured_stderr.hpp"
 #include "step_config.hpp"
 #include "step_topology.hpp"
 
 #include <gtest/gtest.h>
+#include <pmix.h>
 
 #include <poll.h>
 #include <signal.h>
@@ -295,11 +298,15 @@ protected:
             auto args = queries();
             if (r == 1)
                 args.push_back("remote/3");
+            if (r == 2)
+                args.push_back("remote/99");
             if (r == 4)
                 args.push_back("abort");
             clients.push_back(spawnClient(environments().at(r), args));
         }
+        test::CapturedStderr log;
         bool finished = collect(clients, std::chrono::seconds(20));
+        logged() = log.text();
         for (std::size_t i = 0; i < clients.size(); ++i)
             answers()[kLocalRanks[i]] = clients[i].lines();
         if (!finished)
@@ -318,6 +325,11 @@ protected:
             EXPECT_EQ(answer(r, query), value) << "rank " << r << " asking " << query;
     }
 
+    // What the server logged while the clients ran.
+    static std::string &logged() {
+        static std::string s;
+        return s;
+    }
     static std::string &setupError() {
         static std::string s;
         return s;
@@ -472,4 +484,27 @@ TEST_F(PmixHostTest, ARemoteRanksDataIsAskedOfTheCollective) {
 TEST_F(PmixHostTest, AnAbortReachesTheCollectiveAndReleasesTheRank) {
     EXPECT_EQ(collective().aborts(), (std::vector<std::string>{"4 7 test abort"}));
     EXPECT_EQ(answer(4, "abort"), "SUCCESS");
+}
+
+TEST_F(PmixHostTest, ThisNodeServesItsRanksDataToOtherNodes) {
+    std::promise<std::pair<pmix_status_t, std::size_t>> reply;
+    inbox()->post([&reply] {
+        host()->localModex(2, [&reply](pmix_status_t status, std::string bytes) {
+            reply.set_value({status, bytes.size()});
+        });
+    });
+    auto answered = reply.get_future();
+    ASSERT_EQ(answered.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+    auto [status, size] = answered.get();
+    EXPECT_EQ(status, PMIX_SUCCESS) << PMIx_Error_string(status);
+    EXPECT_GT(size, 0u);
+}
+
+TEST_F(PmixHostTest, DataOfARankOutsideTheStepIsRefusedAndLogged) {
+    EXPECT_EQ(answer(2, "remote/99"), "!BAD-PARAM");
+    EXPECT_EQ(
+        logged(),
+        "stepmap-stepd: refusing a direct-modex request for rank 99: not a rank of this step\n");
+    for (std::uint32_t rank : collective().modexRanks())
+        EXPECT_NE(rank, 99u);
 }

@@ -1,62 +1,19 @@
 // The node server's per-step log: every line goes to stderr (which the
-// plugin points at the step's log file), one line per call, under the
-// prefix naming the step and node, and reaches the file at once.
+// plugin points at the step's log file when the site sets log_dir), one line
+// per call, under the prefix naming the step and node, written at once.
 
 #include "server_log.hpp"
 
+#include "captured_stderr.hpp"
+
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 using namespace stepmap::server;
 
-namespace {
-
-// Points fd 2 at a temporary file for the life of the object.
-class CapturedStderr {
-public:
-    CapturedStderr() {
-        std::fflush(stderr);
-        char name[] = "/tmp/stepmap-server-log-XXXXXX";
-        file_ = mkstemp(name);
-        unlink(name);
-        saved_ = dup(2);
-        dup2(file_, 2);
-    }
-    ~CapturedStderr() {
-        restore();
-        close(file_);
-    }
-    // What reached the file so far, without flushing stdio first: a line
-    // that stayed in stderr's buffer would be missing.
-    std::string text() const {
-        std::string out;
-        char buf[512];
-        ssize_t n;
-        for (off_t at = 0; (n = pread(file_, buf, sizeof buf, at)) > 0; at += n)
-            out.append(buf, static_cast<std::size_t>(n));
-        return out;
-    }
-    void restore() {
-        if (saved_ < 0)
-            return;
-        std::fflush(stderr);
-        dup2(saved_, 2);
-        close(saved_);
-        saved_ = -1;
-    }
-
-private:
-    int file_ = -1;
-    int saved_ = -1;
-};
-
-} // namespace
+using stepmap::test::CapturedStderr;
 
 TEST(ServerLog, LinesCarryTheProgramNameUntilTheStepIsKnown) {
     CapturedStderr err;
