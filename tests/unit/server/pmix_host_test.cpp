@@ -214,56 +214,77 @@ LaunchPlan stepPlan() {
     return plan;
 }
 
+// Everything the suite shares: one server and what its clients were told.
+struct Session {
+    std::string setupError;
+    std::string logged; // what the server logged while the clients ran
+    StepConfig config;
+    topology::StepTopology step;
+    uv_loop_t loop{};
+    std::unique_ptr<LoopInbox> inbox;
+    std::unique_ptr<PmixHost> host;
+    std::thread loopThread;
+    RecordingCollective collective;
+    std::map<std::uint32_t, std::vector<std::string>> environments;
+    std::map<std::uint32_t, std::map<std::string, std::string>> answers;
+};
+
+Session &shared() {
+    static Session s;
+    return s;
+}
+
 class PmixHostTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         try {
             startServer();
         } catch (const std::exception &e) {
-            setupError() = e.what();
+            shared().setupError = e.what();
         }
     }
     static void TearDownTestSuite() {
-        if (host()) {
-            host()->stop();
+        if (shared().host) {
+            shared().host->stop();
             // Close the inbox from the loop thread; the loop then ends.
-            inbox()->post([] { inbox()->close(); });
-            loopThread().join();
-            host().reset();
-            inbox().reset();
-            EXPECT_EQ(uv_loop_close(&loop()), 0);
+            shared().inbox->post([] { shared().inbox->close(); });
+            shared().loopThread.join();
+            shared().host.reset();
+            shared().inbox.reset();
+            EXPECT_EQ(uv_loop_close(&shared().loop), 0);
         }
-        if (!config().tmpdir.empty())
-            std::filesystem::remove_all(config().tmpdir);
+        if (!shared().config.tmpdir.empty())
+            std::filesystem::remove_all(shared().config.tmpdir);
     }
-    void SetUp() override { ASSERT_EQ(setupError(), "") << "the PMIx server did not start"; }
+    void SetUp() override { ASSERT_EQ(shared().setupError, "") << "the PMIx server did not start"; }
 
     static void startServer() {
         char dir[] = "/tmp/stepmap-pmix-host-XXXXXX";
         if (!mkdtemp(dir))
             throw std::runtime_error("mkdtemp failed");
-        config().tmpdir = dir;
+        shared().config.tmpdir = dir;
         auto step = topology::loadStepTopology("0-1", requiredEnv("STEPMAP_TOPOLOGIES") +
                                                           "/24em64t-2n6c2t-pci.xml");
         if (!step)
             throw std::runtime_error(step.error().message);
-        stepTopology() = std::move(step.value());
-        config().nspace = kNamespace;
-        config().nodeIndex = 1;
-        config().plan = stepPlan();
-        config().clientAuth = "native"; // no munged needed
-        uv_loop_init(&loop());
-        inbox() = std::make_unique<LoopInbox>(&loop());
-        host() = std::make_unique<PmixHost>(config(), *inbox(), stepTopology().topology.get(),
-                                            stepTopology().cpuset.get());
-        host()->setCollective(&collective());
-        loopThread() = std::thread([] { uv_run(&loop(), UV_RUN_DEFAULT); });
-        if (auto started = host()->start(); !started)
+        shared().step = std::move(step.value());
+        shared().config.nspace = kNamespace;
+        shared().config.nodeIndex = 1;
+        shared().config.plan = stepPlan();
+        shared().config.clientAuth = "native"; // no munged needed
+        uv_loop_init(&shared().loop);
+        shared().inbox = std::make_unique<LoopInbox>(&shared().loop);
+        shared().host =
+            std::make_unique<PmixHost>(shared().config, *shared().inbox,
+                                       shared().step.topology.get(), shared().step.cpuset.get());
+        shared().host->setCollective(&shared().collective);
+        shared().loopThread = std::thread([] { uv_run(&shared().loop, UV_RUN_DEFAULT); });
+        if (auto started = shared().host->start(); !started)
             throw std::runtime_error(started.error().message);
-        auto envs = host()->clientEnvironments();
+        auto envs = shared().host->clientEnvironments();
         if (!envs)
             throw std::runtime_error(envs.error().message);
-        environments() = envs.value();
+        shared().environments = envs.value();
         runClients();
     }
 
@@ -302,20 +323,20 @@ protected:
                 args.push_back("remote/99");
             if (r == 4)
                 args.push_back("abort");
-            clients.push_back(spawnClient(environments().at(r), args));
+            clients.push_back(spawnClient(shared().environments.at(r), args));
         }
         test::CapturedStderr log;
         bool finished = collect(clients, std::chrono::seconds(20));
-        logged() = log.text();
+        shared().logged = log.text();
         for (std::size_t i = 0; i < clients.size(); ++i)
-            answers()[kLocalRanks[i]] = clients[i].lines();
+            shared().answers[kLocalRanks[i]] = clients[i].lines();
         if (!finished)
             throw std::runtime_error("a PMIx client did not finish in time");
     }
 
     // What rank `client` was told for `query`.
     static std::string answer(std::uint32_t client, const std::string &query) {
-        auto &lines = answers()[client];
+        auto &lines = shared().answers[client];
         auto it = lines.find(query);
         return it == lines.end() ? "(no answer)" : it->second;
     }
@@ -324,66 +345,20 @@ protected:
         for (std::uint32_t r : kLocalRanks)
             EXPECT_EQ(answer(r, query), value) << "rank " << r << " asking " << query;
     }
-
-    // What the server logged while the clients ran.
-    static std::string &logged() {
-        static std::string s;
-        return s;
-    }
-    static std::string &setupError() {
-        static std::string s;
-        return s;
-    }
-    static StepConfig &config() {
-        static StepConfig c;
-        return c;
-    }
-    static topology::StepTopology &stepTopology() {
-        static topology::StepTopology t;
-        return t;
-    }
-    static uv_loop_t &loop() {
-        static uv_loop_t l{};
-        return l;
-    }
-    static std::unique_ptr<LoopInbox> &inbox() {
-        static std::unique_ptr<LoopInbox> i;
-        return i;
-    }
-    static std::unique_ptr<PmixHost> &host() {
-        static std::unique_ptr<PmixHost> h;
-        return h;
-    }
-    static std::thread &loopThread() {
-        static std::thread t;
-        return t;
-    }
-    static RecordingCollective &collective() {
-        static RecordingCollective c;
-        return c;
-    }
-    static std::map<std::uint32_t, std::vector<std::string>> &environments() {
-        static std::map<std::uint32_t, std::vector<std::string>> e;
-        return e;
-    }
-    static std::map<std::uint32_t, std::map<std::string, std::string>> &answers() {
-        static std::map<std::uint32_t, std::map<std::string, std::string>> a;
-        return a;
-    }
 };
 
 } // namespace
 
 TEST_F(PmixHostTest, OnlyLocalRanksGetAnEnvironment) {
     std::vector<std::uint32_t> ranks;
-    for (auto &[rank, env] : environments())
+    for (auto &[rank, env] : shared().environments)
         ranks.push_back(rank);
     EXPECT_EQ(ranks, kLocalRanks);
 }
 
 TEST_F(PmixHostTest, EachLocalRankIsToldItsNamespaceRankAndSecurity) {
     for (std::uint32_t r : kLocalRanks) {
-        const auto &env = environments().at(r);
+        const auto &env = shared().environments.at(r);
         auto has = [&](const std::string &entry) {
             return std::find(env.begin(), env.end(), entry) != env.end();
         };
@@ -406,8 +381,8 @@ TEST_F(PmixHostTest, JobData) {
     expectAll(std::string("*/") + PMIX_JOB_NUM_APPS, "2");
     expectAll(std::string("*/") + PMIX_NUM_NODES, "3");
     expectAll(std::string("*/") + PMIX_NODE_LIST, "n1,n2,n3");
-    expectAll(std::string("*/") + PMIX_TMPDIR, config().tmpdir);
-    expectAll(std::string("*/") + PMIX_NSDIR, config().tmpdir);
+    expectAll(std::string("*/") + PMIX_TMPDIR, shared().config.tmpdir);
+    expectAll(std::string("*/") + PMIX_NSDIR, shared().config.tmpdir);
 }
 
 TEST_F(PmixHostTest, ThisNodesData) {
@@ -460,13 +435,13 @@ TEST_F(PmixHostTest, LocalRanksGetLocalityAndTheirDirectory) {
     for (auto &[r, where] : locality) {
         const std::string q = std::to_string(r) + "/";
         EXPECT_EQ(answer(r, q + PMIX_LOCALITY_STRING), where) << r;
-        EXPECT_EQ(answer(r, q + PMIX_PROCDIR), config().tmpdir) << r;
+        EXPECT_EQ(answer(r, q + PMIX_PROCDIR), shared().config.tmpdir) << r;
     }
 }
 
 TEST_F(PmixHostTest, AFenceOfTheWholeJobSpansEveryNodeAndCarriesTheData) {
     expectAll("fence", "ok");
-    auto fences = collective().fences();
+    auto fences = shared().collective.fences();
     ASSERT_EQ(fences.size(), 1u);
     EXPECT_EQ(fences[0].nodes, (std::vector<std::uint32_t>{0, 1, 2}));
     EXPECT_TRUE(fences[0].collect);
@@ -477,19 +452,19 @@ TEST_F(PmixHostTest, AFenceOfTheWholeJobSpansEveryNodeAndCarriesTheData) {
 }
 
 TEST_F(PmixHostTest, ARemoteRanksDataIsAskedOfTheCollective) {
-    EXPECT_EQ(collective().modexRanks(), (std::vector<std::uint32_t>{3}));
+    EXPECT_EQ(shared().collective.modexRanks(), (std::vector<std::uint32_t>{3}));
     EXPECT_EQ(answer(1, "remote/3").rfind("!", 0), 0u) << answer(1, "remote/3");
 }
 
 TEST_F(PmixHostTest, AnAbortReachesTheCollectiveAndReleasesTheRank) {
-    EXPECT_EQ(collective().aborts(), (std::vector<std::string>{"4 7 test abort"}));
+    EXPECT_EQ(shared().collective.aborts(), (std::vector<std::string>{"4 7 test abort"}));
     EXPECT_EQ(answer(4, "abort"), "SUCCESS");
 }
 
 TEST_F(PmixHostTest, ThisNodeServesItsRanksDataToOtherNodes) {
     std::promise<std::pair<pmix_status_t, std::size_t>> reply;
-    inbox()->post([&reply] {
-        host()->localModex(2, [&reply](pmix_status_t status, std::string bytes) {
+    shared().inbox->post([&reply] {
+        shared().host->localModex(2, [&reply](pmix_status_t status, std::string bytes) {
             reply.set_value({status, bytes.size()});
         });
     });
@@ -503,8 +478,8 @@ TEST_F(PmixHostTest, ThisNodeServesItsRanksDataToOtherNodes) {
 TEST_F(PmixHostTest, DataOfARankOutsideTheStepIsRefusedAndLogged) {
     EXPECT_EQ(answer(2, "remote/99"), "!BAD-PARAM");
     EXPECT_EQ(
-        logged(),
+        shared().logged,
         "stepmap-stepd: refusing a direct-modex request for rank 99: not a rank of this step\n");
-    for (std::uint32_t rank : collective().modexRanks())
+    for (std::uint32_t rank : shared().collective.modexRanks())
         EXPECT_NE(rank, 99u);
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <tuple>
 #include <unistd.h>
 
 using namespace stepmap;
@@ -25,6 +26,12 @@ std::string twoNodePlan() {
         plan.ranks[r].node = r / 2;
     assignLocalRanks(plan);
     return encodePlan(plan);
+}
+
+// watchPid, dmodexTimeoutSec, topologyXml, clientAuth, clientsElsewhere.
+auto optionalFields(const StepConfig &c) {
+    return std::make_tuple(c.watchPid, c.dmodexTimeoutSec, c.topologyXml, c.clientAuth,
+                           c.clientsElsewhere);
 }
 
 // Sets the environment the plugin gives the server, and restores it.
@@ -104,11 +111,8 @@ TEST_F(StepConfigTest, ReadsEveryRequiredField) {
 TEST_F(StepConfigTest, OptionalFieldsKeepTheirDefaults) {
     auto c = parse(arguments());
     ASSERT_TRUE(c) << c.error().message;
-    EXPECT_EQ(c->watchPid, 0);
-    EXPECT_EQ(c->dmodexTimeoutSec, 60);
-    EXPECT_EQ(c->clientAuth, "munge");
-    EXPECT_EQ(c->topologyXml, "");
-    EXPECT_FALSE(c->clientsElsewhere);
+    EXPECT_EQ(optionalFields(*c),
+              std::make_tuple(0, 60, std::string(), std::string("munge"), false));
 }
 
 TEST_F(StepConfigTest, ReadsEveryOptionalField) {
@@ -116,11 +120,8 @@ TEST_F(StepConfigTest, ReadsEveryOptionalField) {
         arguments({"--watch-pid", "4242", "--dmodex-timeout", "7", "--topology-xml", "/x/t.xml",
                    "--client-auth", "native", "--client-mount-namespace", "other"}));
     ASSERT_TRUE(c) << c.error().message;
-    EXPECT_EQ(c->watchPid, 4242);
-    EXPECT_EQ(c->dmodexTimeoutSec, 7);
-    EXPECT_EQ(c->topologyXml, "/x/t.xml");
-    EXPECT_EQ(c->clientAuth, "native");
-    EXPECT_TRUE(c->clientsElsewhere);
+    EXPECT_EQ(optionalFields(*c),
+              std::make_tuple(4242, 7, std::string("/x/t.xml"), std::string("native"), true));
     auto same = parse(arguments({"--client-mount-namespace", "same", "--client-auth", "munge"}));
     ASSERT_TRUE(same) << same.error().message;
     EXPECT_FALSE(same->clientsElsewhere);
@@ -152,45 +153,40 @@ TEST_F(StepConfigTest, EachMissingRequiredArgumentIsNamed) {
         EXPECT_EQ(refusal(without(name)), std::string("missing argument ") + name);
 }
 
-TEST_F(StepConfigTest, NumbersOutsideTheirBoundsAreRefused) {
-    EXPECT_EQ(refusal(arguments({"--ready-fd", "-1"})), "bad --ready-fd '-1'");
-    EXPECT_EQ(refusal(arguments({"--ready-fd", "1048577"})), "bad --ready-fd '1048577'");
-    EXPECT_EQ(refusal(arguments({"--ready-fd", "3x"})), "bad --ready-fd '3x'");
-    EXPECT_TRUE(parse(arguments({"--ready-fd", "0"})));
-    EXPECT_TRUE(parse(arguments({"--ready-fd", "1048576"})));
-
-    EXPECT_EQ(refusal(arguments({"--watch-pid", "0"})), "bad --watch-pid '0'");
-    EXPECT_EQ(refusal(arguments({"--watch-pid", "1073741825"})), "bad --watch-pid '1073741825'");
-    EXPECT_TRUE(parse(arguments({"--watch-pid", "1073741824"})));
-
-    EXPECT_EQ(refusal(arguments({"--dmodex-timeout", "0"})), "bad --dmodex-timeout '0'");
-    EXPECT_EQ(refusal(arguments({"--dmodex-timeout", "86401"})), "bad --dmodex-timeout '86401'");
-    EXPECT_TRUE(parse(arguments({"--dmodex-timeout", "86400"})));
-    EXPECT_TRUE(parse(arguments({"--dmodex-timeout", "1"})));
-}
-
-TEST_F(StepConfigTest, ChoicesOutsideTheirSetAreRefused) {
-    EXPECT_EQ(refusal(arguments({"--client-auth", "none"})),
-              "bad --client-auth 'none' (munge or native)");
-    EXPECT_EQ(refusal(arguments({"--client-mount-namespace", "host"})),
-              "bad --client-mount-namespace 'host' (same or other)");
-}
-
-TEST_F(StepConfigTest, AHubWithoutAUsablePortIsRefused) {
+TEST_F(StepConfigTest, ValuesOutsideTheirBoundsOrSetsAreRefused) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> refusals = {
+        {{"--ready-fd", "-1"}, "bad --ready-fd '-1'"},
+        {{"--ready-fd", "1048577"}, "bad --ready-fd '1048577'"},
+        {{"--ready-fd", "3x"}, "bad --ready-fd '3x'"},
+        {{"--watch-pid", "0"}, "bad --watch-pid '0'"},
+        {{"--watch-pid", "1073741825"}, "bad --watch-pid '1073741825'"},
+        {{"--dmodex-timeout", "0"}, "bad --dmodex-timeout '0'"},
+        {{"--dmodex-timeout", "86401"}, "bad --dmodex-timeout '86401'"},
+        {{"--client-auth", "none"}, "bad --client-auth 'none' (munge or native)"},
+        {{"--client-mount-namespace", "host"},
+         "bad --client-mount-namespace 'host' (same or other)"},
+        {{"--node-index", "2"}, "bad --node-index '2' for a plan of 2 nodes"},
+        {{"--node-index", "-1"}, "bad --node-index '-1' for a plan of 2 nodes"},
+    };
+    for (const auto &[extra, message] : refusals)
+        EXPECT_EQ(refusal(arguments(extra)), message) << extra[0] << " " << extra[1];
     for (const char *hub : {"host", "host:0", "host:65536", "host:", "host:8x"})
         EXPECT_EQ(refusal(arguments({"--hub", hub})),
                   std::string("bad --hub '") + hub + "' (expected HOST:PORT)");
-    EXPECT_TRUE(parse(arguments({"--hub", "h:65535"})));
 }
 
-TEST_F(StepConfigTest, TheNodeIndexMustNameANodeOfThePlan) {
-    EXPECT_EQ(refusal(arguments({"--node-index", "2"})),
-              "bad --node-index '2' for a plan of 2 nodes");
-    EXPECT_EQ(refusal(arguments({"--node-index", "-1"})),
-              "bad --node-index '-1' for a plan of 2 nodes");
-    auto first = parse(arguments({"--node-index", "0"}));
-    ASSERT_TRUE(first);
-    EXPECT_EQ(first->nodeIndex, 0u);
+TEST_F(StepConfigTest, TheBoundsThemselvesAreAccepted) {
+    for (std::vector<std::string> extra : {std::vector<std::string>{"--ready-fd", "0"},
+                                           {"--ready-fd", "1048576"},
+                                           {"--watch-pid", "1"},
+                                           {"--watch-pid", "1073741824"},
+                                           {"--dmodex-timeout", "1"},
+                                           {"--dmodex-timeout", "86400"},
+                                           {"--hub", "h:1"},
+                                           {"--hub", "h:65535"},
+                                           {"--node-index", "0"}})
+        EXPECT_TRUE(parse(arguments(extra)))
+            << extra[0] << " " << extra[1] << ": " << refusal(arguments(extra));
 }
 
 TEST_F(StepConfigTest, ThePlanMustBeSetAndValid) {
