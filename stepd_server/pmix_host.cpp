@@ -242,16 +242,34 @@ Expected<bool> PmixHost::start() {
     }
 }
 
-Expected<bool> PmixHost::registerNamespace() {
-    const LaunchPlan &plan = config_.plan;
-    const auto np = static_cast<std::uint32_t>(plan.ranks.size());
-    const std::uint32_t me = config_.nodeIndex;
-    const std::string &myName = plan.nodes[me].name;
+namespace {
 
-    // Node list and ranks per node, in plan node order, for the regexes.
+using PmixText = std::unique_ptr<char, decltype(&free)>;
+
+// The ranks of each node, in plan node order.
+std::vector<std::vector<std::uint32_t>> ranksPerNode(const LaunchPlan &plan) {
     std::vector<std::vector<std::uint32_t>> perNode(plan.nodes.size());
-    for (std::uint32_t r = 0; r < np; ++r)
+    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r)
         perNode[plan.ranks[r].node].push_back(r);
+    return perNode;
+}
+
+// "a,b,c" of a list of ranks.
+std::string rankList(const std::vector<std::uint32_t> &ranks) {
+    std::string text;
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+        text += (i ? "," : "") + std::to_string(ranks[i]);
+    return text;
+}
+
+// PMIx's regexes of the node list and of the ranks per node, in plan node order.
+struct NodeMaps {
+    PmixText nodes{nullptr, free};
+    PmixText procs{nullptr, free};
+};
+
+Expected<NodeMaps> makeNodeMaps(const LaunchPlan &plan,
+                                const std::vector<std::vector<std::uint32_t>> &perNode) {
     std::string nodeCsv, ppnText;
     for (std::size_t n = 0; n < plan.nodes.size(); ++n) {
         if (n) {
@@ -259,46 +277,29 @@ Expected<bool> PmixHost::registerNamespace() {
             ppnText += ';';
         }
         nodeCsv += plan.nodes[n].name;
-        for (std::size_t i = 0; i < perNode[n].size(); ++i)
-            ppnText += (i ? "," : "") + std::to_string(perNode[n][i]);
+        ppnText += rankList(perNode[n]);
     }
     char *nodeRegex = nullptr, *ppnRegex = nullptr;
-    if (PMIx_generate_regex(nodeCsv.c_str(), &nodeRegex) != PMIX_SUCCESS ||
-        PMIx_generate_ppn(ppnText.c_str(), &ppnRegex) != PMIX_SUCCESS)
+    pmix_status_t nodeRc = PMIx_generate_regex(nodeCsv.c_str(), &nodeRegex);
+    pmix_status_t ppnRc =
+        nodeRc == PMIX_SUCCESS ? PMIx_generate_ppn(ppnText.c_str(), &ppnRegex) : nodeRc;
+    NodeMaps maps;
+    maps.nodes.reset(nodeRegex);
+    maps.procs.reset(ppnRegex);
+    if (nodeRc != PMIX_SUCCESS || ppnRc != PMIX_SUCCESS)
         return UserError{"cannot build the PMIx node and process maps"};
-    std::unique_ptr<char, decltype(&free)> nodeOwner(nodeRegex, free), ppnOwner(ppnRegex, free);
+    return maps;
+}
 
-    const auto &local = perNode[me];
-    std::string localPeers;
-    for (std::size_t i = 0; i < local.size(); ++i)
-        localPeers += (i ? "," : "") + std::to_string(local[i]);
-
-    InfoList job;
-    job.addString(PMIX_JOBID, config_.nspace);
-    job.addU32(PMIX_UNIV_SIZE, np);
-    job.addU32(PMIX_JOB_SIZE, np);
-    job.addU32(PMIX_MAX_PROCS, np);
-    // Application contexts (MPMD): size and leader (lowest rank) of each.
-    const std::uint32_t apps = std::max<std::uint32_t>(1, plan.appCount());
+// Application contexts (MPMD): size and leader (lowest rank) of each.
+void addAppInfo(InfoList &job, const LaunchPlan &plan, std::uint32_t apps) {
+    const auto np = static_cast<std::uint32_t>(plan.ranks.size());
     std::vector<std::uint32_t> appSize(apps, 0), appLeader(apps, np);
     for (std::uint32_t r = 0; r < np; ++r) {
         const std::uint32_t a = plan.ranks[r].app;
         ++appSize[a];
         appLeader[a] = std::min(appLeader[a], r);
     }
-    job.addU32(PMIX_JOB_NUM_APPS, apps);
-    job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
-    job.add(PMIX_NODE_MAP, nodeRegex, PMIX_REGEX);
-    job.add(PMIX_PROC_MAP, ppnRegex, PMIX_REGEX);
-    job.addString(PMIX_TMPDIR, clientTmpdir(config_));
-    job.addString(PMIX_NSDIR, clientTmpdir(config_));
-    job.addBool(PMIX_TDIR_RMCLEAN, true);
-    job.addU32(PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(local.size()));
-    if (!local.empty()) {
-        job.addString(PMIX_LOCAL_PEERS, localPeers);
-        job.addRank(PMIX_LOCALLDR, local.front());
-    }
-    job.addU32(PMIX_NODEID, me);
     for (std::uint32_t a = 0; a < apps; ++a) {
         InfoList app;
         app.addU32(PMIX_APPNUM, a);
@@ -306,8 +307,38 @@ Expected<bool> PmixHost::registerNamespace() {
         app.addRank(PMIX_APPLDR, appLeader[a] < np ? appLeader[a] : 0);
         job.addList(PMIX_APP_INFO_ARRAY, app);
     }
-    // Per rank data; once any is given, PMIx derives nothing, so give all.
-    for (std::uint32_t r = 0; r < np; ++r) {
+}
+
+void addJobInfo(InfoList &job, const StepConfig &config, const NodeMaps &maps,
+                const std::vector<std::uint32_t> &local) {
+    const LaunchPlan &plan = config.plan;
+    const auto np = static_cast<std::uint32_t>(plan.ranks.size());
+    job.addString(PMIX_JOBID, config.nspace);
+    job.addU32(PMIX_UNIV_SIZE, np);
+    job.addU32(PMIX_JOB_SIZE, np);
+    job.addU32(PMIX_MAX_PROCS, np);
+    const std::uint32_t apps = std::max<std::uint32_t>(1, plan.appCount());
+    job.addU32(PMIX_JOB_NUM_APPS, apps);
+    job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
+    job.add(PMIX_NODE_MAP, maps.nodes.get(), PMIX_REGEX);
+    job.add(PMIX_PROC_MAP, maps.procs.get(), PMIX_REGEX);
+    job.addString(PMIX_TMPDIR, clientTmpdir(config));
+    job.addString(PMIX_NSDIR, clientTmpdir(config));
+    job.addBool(PMIX_TDIR_RMCLEAN, true);
+    job.addU32(PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(local.size()));
+    if (!local.empty()) {
+        job.addString(PMIX_LOCAL_PEERS, rankList(local));
+        job.addRank(PMIX_LOCALLDR, local.front());
+    }
+    job.addU32(PMIX_NODEID, config.nodeIndex);
+    addAppInfo(job, plan, apps);
+}
+
+// Per rank data; once any is given, PMIx derives nothing, so give all.
+void addProcInfo(InfoList &job, const StepConfig &config, hwloc_topology_t topology,
+                 hwloc_const_bitmap_t stepCpus) {
+    const LaunchPlan &plan = config.plan;
+    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r) {
         const RankPlacement &p = plan.ranks[r];
         InfoList proc;
         proc.addRank(PMIX_RANK, r);
@@ -316,11 +347,39 @@ Expected<bool> PmixHost::registerNamespace() {
         proc.addU16(PMIX_NODE_RANK, static_cast<std::uint16_t>(p.nodeRank));
         proc.addU32(PMIX_NODEID, p.node);
         proc.addString(PMIX_HOSTNAME, plan.nodes[p.node].name);
-        if (p.node == me)
-            addLocalProcData(proc, topology_, stepCpuset_, plan.bindingOf(r),
-                             clientTmpdir(config_));
+        if (p.node == config.nodeIndex)
+            addLocalProcData(proc, topology, stepCpus, plan.bindingOf(r), clientTmpdir(config));
         job.addList(PMIX_PROC_DATA, proc);
     }
+}
+
+Expected<bool> registerLocalClients(const pmix_nspace_t ns,
+                                    const std::vector<std::uint32_t> &local) {
+    for (std::uint32_t r : local) {
+        pmix_proc_t proc;
+        PMIX_LOAD_PROCID(&proc, ns, r);
+        OpWait cw;
+        pmix_status_t rc = cw.wait(
+            PMIx_server_register_client(&proc, getuid(), getgid(), nullptr, OpWait::callback, &cw));
+        if (rc != PMIX_SUCCESS)
+            return UserError{"registering rank " + std::to_string(r) +
+                             " failed: " + PMIx_Error_string(rc)};
+    }
+    return true;
+}
+
+} // namespace
+
+Expected<bool> PmixHost::registerNamespace() {
+    const auto perNode = ranksPerNode(config_.plan);
+    const auto &local = perNode[config_.nodeIndex];
+    auto maps = makeNodeMaps(config_.plan, perNode);
+    if (!maps)
+        return maps.error();
+
+    InfoList job;
+    addJobInfo(job, config_, *maps, local);
+    addProcInfo(job, config_, topology_, stepCpuset_);
 
     pmix_data_array_t arr;
     job.convert(arr);
@@ -332,20 +391,10 @@ Expected<bool> PmixHost::registerNamespace() {
                                                              arr.size, OpWait::callback, &wait));
     PMIx_Data_array_destruct(&arr);
     if (rc != PMIX_SUCCESS)
-        return UserError{std::string("registering namespace ") + config_.nspace + " on " + myName +
+        return UserError{std::string("registering namespace ") + config_.nspace + " on " +
+                         config_.plan.nodes[config_.nodeIndex].name +
                          " failed: " + PMIx_Error_string(rc)};
-
-    for (std::uint32_t r : local) {
-        pmix_proc_t proc;
-        PMIX_LOAD_PROCID(&proc, ns, r);
-        OpWait cw;
-        rc = cw.wait(
-            PMIx_server_register_client(&proc, getuid(), getgid(), nullptr, OpWait::callback, &cw));
-        if (rc != PMIX_SUCCESS)
-            return UserError{"registering rank " + std::to_string(r) +
-                             " failed: " + PMIx_Error_string(rc)};
-    }
-    return true;
+    return registerLocalClients(ns, local);
 }
 
 Expected<std::map<std::uint32_t, std::vector<std::string>>> PmixHost::clientEnvironments() {

@@ -17,9 +17,11 @@ bool toInt(std::string_view s, long long lo, long long hi, long long &out) {
     return ec == std::errc() && p == s.data() + s.size() && out >= lo && out <= hi;
 }
 
-} // namespace
+using Arguments = std::map<std::string, std::string>;
 
-Expected<StepConfig> parseStepConfig(int argc, char **argv) {
+// The arguments by name; an unknown or valueless one, or a missing required
+// one, is refused.
+Expected<Arguments> readArguments(int argc, char **argv) {
     static const char *known[] = {"--nspace",
                                   "--node-index",
                                   "--tmpdir",
@@ -31,7 +33,7 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
                                   "--topology-xml",
                                   "--client-auth",
                                   "--client-mount-namespace"};
-    std::map<std::string, std::string> args;
+    Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
         bool isKnown = false;
@@ -47,17 +49,12 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
          {"--nspace", "--node-index", "--tmpdir", "--hub", "--ready-fd", "--step-cores"})
         if (!args.count(required))
             return UserError{std::string("missing argument ") + required};
+    return args;
+}
 
-    StepConfig c;
-    c.nspace = args["--nspace"];
-    c.tmpdir = args["--tmpdir"];
-    c.stepCores = args["--step-cores"];
-    if (args.count("--topology-xml"))
-        c.topologyXml = args["--topology-xml"];
+// --watch-pid, --dmodex-timeout, --client-auth, --client-mount-namespace.
+Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
     long long v = 0;
-    if (!toInt(args["--ready-fd"], 0, 1 << 20, v))
-        return UserError{"bad --ready-fd '" + args["--ready-fd"] + "'"};
-    c.readyFd = static_cast<int>(v);
     if (args.count("--watch-pid")) {
         if (!toInt(args["--watch-pid"], 1, 1 << 30, v))
             return UserError{"bad --watch-pid '" + args["--watch-pid"] + "'"};
@@ -79,13 +76,11 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
             return UserError{"bad --client-mount-namespace '" + ns + "' (same or other)"};
         c.clientsElsewhere = ns == "other";
     }
-    const std::string &hub = args["--hub"];
-    auto colon = hub.rfind(':');
-    if (colon == std::string::npos || !toInt(hub.substr(colon + 1), 1, 65535, v))
-        return UserError{"bad --hub '" + hub + "' (expected HOST:PORT)"};
-    c.hubHost = hub.substr(0, colon);
-    c.hubPort = static_cast<int>(v);
+    return true;
+}
 
+// STEPMAP_PLAN, and this node's index in it.
+Expected<bool> readPlan(const std::string &nodeIndex, StepConfig &c) {
     const char *planText = std::getenv("STEPMAP_PLAN");
     if (!planText)
         return UserError{"STEPMAP_PLAN is not set"};
@@ -93,10 +88,42 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
     if (!plan)
         return UserError{"STEPMAP_PLAN: " + plan.error().message};
     c.plan = std::move(plan.value());
-    if (!toInt(args["--node-index"], 0, static_cast<long long>(c.plan.nodes.size()) - 1, v))
-        return UserError{"bad --node-index '" + args["--node-index"] + "' for a plan of " +
+    long long v = 0;
+    if (!toInt(nodeIndex, 0, static_cast<long long>(c.plan.nodes.size()) - 1, v))
+        return UserError{"bad --node-index '" + nodeIndex + "' for a plan of " +
                          std::to_string(c.plan.nodes.size()) + " nodes"};
     c.nodeIndex = static_cast<std::uint32_t>(v);
+    return true;
+}
+
+} // namespace
+
+Expected<StepConfig> parseStepConfig(int argc, char **argv) {
+    auto read = readArguments(argc, argv);
+    if (!read)
+        return read.error();
+    Arguments &args = read.value();
+
+    StepConfig c;
+    c.nspace = args["--nspace"];
+    c.tmpdir = args["--tmpdir"];
+    c.stepCores = args["--step-cores"];
+    if (args.count("--topology-xml"))
+        c.topologyXml = args["--topology-xml"];
+    long long v = 0;
+    if (!toInt(args["--ready-fd"], 0, 1 << 20, v))
+        return UserError{"bad --ready-fd '" + args["--ready-fd"] + "'"};
+    c.readyFd = static_cast<int>(v);
+    if (auto optional = readOptionalArguments(args, c); !optional)
+        return optional.error();
+    const std::string &hub = args["--hub"];
+    auto colon = hub.rfind(':');
+    if (colon == std::string::npos || !toInt(hub.substr(colon + 1), 1, 65535, v))
+        return UserError{"bad --hub '" + hub + "' (expected HOST:PORT)"};
+    c.hubHost = hub.substr(0, colon);
+    c.hubPort = static_cast<int>(v);
+    if (auto plan = readPlan(args["--node-index"], c); !plan)
+        return plan.error();
 
     const char *secretHex = std::getenv("STEPMAP_SECRET");
     auto secret = secretHex ? wire::decodeSecretHex(secretHex) : std::nullopt;
