@@ -8,8 +8,10 @@
 //   rank  0  1  2  3  4  5  6
 //   node  n1 n2 n2 n3 n2 n1 n3
 //   app   0  0  0  0  1  1  1
-// ranks 1 and 2 bound to two CPUs each, rank 4 unbound. All three local
-// clients run once, together, for the whole suite (a rank joins once).
+// ranks 1 and 2 bound to two CPUs each, rank 4 unbound. One server serves
+// the whole suite (PMIx is initialised once per process): the three local
+// clients run together once, then rank 1 joins again after the collective
+// is gone, as when the server stops.
 
 #include "pmix_host.hpp"
 
@@ -227,6 +229,10 @@ struct Session {
     RecordingCollective collective;
     std::map<std::uint32_t, std::vector<std::string>> environments;
     std::map<std::uint32_t, std::map<std::string, std::string>> answers;
+    // Rank 1 joining again once the collective is gone.
+    std::string stoppingError;
+    std::string loggedWhileStopping;
+    std::map<std::string, std::string> answersWhileStopping;
 };
 
 Session &shared() {
@@ -241,7 +247,9 @@ protected:
             startServer();
         } catch (const std::exception &e) {
             shared().setupError = e.what();
+            return;
         }
+        SetUpStopping();
     }
     static void TearDownTestSuite() {
         if (shared().host) {
@@ -255,6 +263,14 @@ protected:
         }
         if (!shared().config.tmpdir.empty())
             std::filesystem::remove_all(shared().config.tmpdir);
+    }
+    // Last: no collective from here on.
+    static void SetUpStopping() {
+        try {
+            runClientWhileStopping();
+        } catch (const std::exception &e) {
+            shared().stoppingError = e.what();
+        }
     }
     void SetUp() override { ASSERT_EQ(shared().setupError, "") << "the PMIx server did not start"; }
 
@@ -321,8 +337,10 @@ protected:
                 args.push_back("remote/3");
             if (r == 2)
                 args.push_back("remote/99");
-            if (r == 4)
+            if (r == 4) {
+                args.push_back("fence-with/0");
                 args.push_back("abort");
+            }
             clients.push_back(spawnClient(shared().environments.at(r), args));
         }
         test::CapturedStderr log;
@@ -330,6 +348,25 @@ protected:
         shared().logged = log.text();
         for (std::size_t i = 0; i < clients.size(); ++i)
             shared().answers[kLocalRanks[i]] = clients[i].lines();
+        if (!finished)
+            throw std::runtime_error("a PMIx client did not finish in time");
+    }
+
+    // A rank that asks for data once the node servers' collective is gone
+    // (the server is stopping): it is refused, and the server says why.
+    static void runClientWhileStopping() {
+        std::promise<void> detached;
+        shared().inbox->post([&detached] {
+            shared().host->setCollective(nullptr);
+            detached.set_value();
+        });
+        detached.get_future().wait();
+        std::vector<Client> clients = {
+            spawnClient(shared().environments.at(1), {"remote/5", "fence-with/3"})};
+        test::CapturedStderr log;
+        bool finished = collect(clients, std::chrono::seconds(20));
+        shared().loggedWhileStopping = log.text();
+        shared().answersWhileStopping = clients[0].lines();
         if (!finished)
             throw std::runtime_error("a PMIx client did not finish in time");
     }
@@ -442,13 +479,22 @@ TEST_F(PmixHostTest, LocalRanksGetLocalityAndTheirDirectory) {
 TEST_F(PmixHostTest, AFenceOfTheWholeJobSpansEveryNodeAndCarriesTheData) {
     expectAll("fence", "ok");
     auto fences = shared().collective.fences();
-    ASSERT_EQ(fences.size(), 1u);
+    ASSERT_GE(fences.size(), 1u);
     EXPECT_EQ(fences[0].nodes, (std::vector<std::uint32_t>{0, 1, 2}));
     EXPECT_TRUE(fences[0].collect);
     EXPECT_GT(fences[0].bytes, 0u);
     // What the fence returned is what every local rank reads afterwards.
     for (std::uint32_t r : kLocalRanks)
         expectAll(std::to_string(r) + "/stepmap.test", std::to_string(r));
+}
+
+// Rank 4 (n2) fences with rank 0 (n1), after the whole job's fence.
+TEST_F(PmixHostTest, AFenceOfSomeRanksSpansTheirNodes) {
+    EXPECT_EQ(answer(4, "fence-with/0"), "ok");
+    auto fences = shared().collective.fences();
+    ASSERT_EQ(fences.size(), 2u);
+    EXPECT_EQ(fences[1].nodes, (std::vector<std::uint32_t>{0, 1}));
+    EXPECT_FALSE(fences[1].collect);
 }
 
 TEST_F(PmixHostTest, ARemoteRanksDataIsAskedOfTheCollective) {
@@ -482,4 +528,15 @@ TEST_F(PmixHostTest, DataOfARankOutsideTheStepIsRefusedAndLogged) {
         "stepmap-stepd: refusing a direct-modex request for rank 99: not a rank of this step\n");
     for (std::uint32_t rank : shared().collective.modexRanks())
         EXPECT_NE(rank, 99u);
+}
+
+TEST_F(PmixHostTest, WhileStoppingRequestsFailAndAreLogged) {
+    ASSERT_EQ(shared().stoppingError, "");
+    EXPECT_EQ(shared().answersWhileStopping,
+              (std::map<std::string, std::string>{{"me", "1"},
+                                                  {"remote/5", "!NOT_AVAILABLE"},
+                                                  {"fence-with/3", "!NOT_AVAILABLE"}}));
+    EXPECT_EQ(shared().loggedWhileStopping,
+              "stepmap-stepd: direct modex for rank 5 failed: the server is stopping\n"
+              "stepmap-stepd: a fence failed: the server is stopping\n");
 }

@@ -6,6 +6,7 @@
 //   appA/KEY     the same with PMIX_APP_INFO for application A
 //   fence        puts "stepmap.test"=<rank>, commits, fences the whole job
 //                collecting data
+//   fence-with/R a fence of this rank and rank R, without data
 //   remote/R     asks for rank R's "stepmap.test" (a direct modex for a
 //                rank of another node)
 //   abort        PMIx_Abort(7, "test abort")
@@ -88,6 +89,14 @@ std::string fence() {
     return rc == PMIX_SUCCESS ? "ok" : std::string("!") + PMIx_Error_string(rc);
 }
 
+std::string fenceWith(pmix_rank_t rank) {
+    pmix_proc_t procs[2];
+    PMIX_LOAD_PROCID(&procs[0], me.nspace, me.rank);
+    PMIX_LOAD_PROCID(&procs[1], me.nspace, rank);
+    pmix_status_t rc = PMIx_Fence(procs, 2, nullptr, 0);
+    return rc == PMIX_SUCCESS ? "ok" : std::string("!") + PMIx_Error_string(rc);
+}
+
 std::string remote(pmix_rank_t rank) {
     pmix_info_t timeout;
     int seconds = 3;
@@ -108,6 +117,8 @@ int main(int argc, char **argv) {
         std::string arg = argv[i], result;
         if (arg == "fence")
             result = fence();
+        else if (arg.rfind("fence-with/", 0) == 0)
+            result = fenceWith(static_cast<pmix_rank_t>(std::stoul(arg.substr(11))));
         else if (arg.rfind("remote/", 0) == 0)
             result = remote(static_cast<pmix_rank_t>(std::stoul(arg.substr(7))));
         else if (arg == "abort")
