@@ -249,7 +249,7 @@ protected:
             shared().setupError = e.what();
             return;
         }
-        SetUpStopping();
+        askWhileStopping();
     }
     static void TearDownTestSuite() {
         if (shared().host) {
@@ -265,7 +265,7 @@ protected:
             std::filesystem::remove_all(shared().config.tmpdir);
     }
     // Last: no collective from here on.
-    static void SetUpStopping() {
+    static void askWhileStopping() {
         try {
             runClientWhileStopping();
         } catch (const std::exception &e) {
