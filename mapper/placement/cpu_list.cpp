@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "base/id_list.hpp"
 #include "base/input_limits.hpp"
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
@@ -12,7 +13,7 @@ namespace stepmap::detail {
 
 namespace {
 
-constexpr std::uint64_t kMaxId = 1 << 24;
+constexpr std::uint32_t kMaxId = 1 << 24;
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
     std::vector<std::string_view> parts;
@@ -120,30 +121,17 @@ Expected<std::vector<std::uint32_t>> expandIds(std::string_view list) {
     // Checked and counted before anything is expanded: one node has at most
     // kMaxCpusPerNode CPUs, so a longer list ("0-16777215,0-16777215,...")
     // names some twice or CPUs no node has.
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
-    std::uint64_t count = 0;
-    for (std::string_view item : split(list, ',')) {
-        const std::size_t dash = item.find('-');
-        const auto first = parseUnsigned(item.substr(0, dash), kMaxId);
-        auto last = first;
-        if (dash != std::string_view::npos)
-            last = parseUnsigned(item.substr(dash + 1), kMaxId);
-        if (!first || !last || *last < *first)
-            return UserError{"CPU list " + quoted(list) + ": " + quoted(item) + " is not N or N-M"};
-        count += *last - *first + 1;
-        if (count > static_cast<std::uint64_t>(kMaxCpusPerNode))
-            return UserError{"CPU list " + quoted(list) + " names more than " +
-                             std::to_string(kMaxCpusPerNode) +
-                             " CPUs, the most stepmap takes for a node"};
-        ranges.emplace_back(static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last));
-    }
-    std::vector<std::uint32_t> ids;
-    ids.reserve(count);
-    for (const auto &[first, last] : ranges) {
-        for (std::uint64_t id = first; id <= last; ++id)
-            ids.push_back(static_cast<std::uint32_t>(id));
-    }
-    return ids;
+    const IdListLimits limits{.maxId = kMaxId, .maxCount = kMaxCpusPerNode};
+    const IdRanges parsed = parseIdRanges(list, limits);
+    if (!parsed.fault)
+        return expandIdRanges(parsed);
+    if (parsed.fault->kind == IdListFault::Kind::TooMany)
+        return UserError{"CPU list " + quoted(list) + " names more than " +
+                         std::to_string(kMaxCpusPerNode) +
+                         " CPUs, the most stepmap takes for a node"};
+    // An id above kMaxId reads as no id at all.
+    return UserError{"CPU list " + quoted(list) + ": " + quoted(parsed.fault->item) +
+                     " is not N or N-M"};
 }
 
 Expected<ResolvedCpus> resolveId(std::uint32_t id, const NodeModel &model, bool hwthreads) {

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/id_list.hpp"
 #include "base/input_limits.hpp"
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
@@ -83,26 +85,11 @@ std::optional<MapBy> objectWord(std::string_view lower) {
     return std::nullopt;
 }
 
-// Checks a pe-list: N or N-M items separated by commas.
+// Checks a pe-list: N or N-M items separated by commas, ids up to 2^24 (how
+// many it names is counted where it is placed).
 bool validPeList(std::string_view list) {
-    if (list.empty())
-        return false;
-    std::size_t pos = 0;
-    while (true) {
-        const std::size_t comma = list.find(',', pos);
-        const std::string_view item = list.substr(
-            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-        const std::size_t dash = item.find('-');
-        const auto first = detail::parseUnsigned(item.substr(0, dash), 1u << 24);
-        auto last = first;
-        if (dash != std::string_view::npos)
-            last = detail::parseUnsigned(item.substr(dash + 1), 1u << 24);
-        if (!first || !last || *last < *first)
-            return false;
-        if (comma == std::string_view::npos)
-            return true;
-        pos = comma + 1;
-    }
+    const IdListLimits limits{.maxId = 1u << 24, .maxCount = SIZE_MAX};
+    return !parseIdRanges(list, limits).fault;
 }
 
 // The value after '=' of a modifier, if any.
