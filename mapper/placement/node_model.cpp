@@ -82,14 +82,9 @@ void orderLevel(HwLevel level, std::vector<HwObject> &objects,
     objects = std::move(sorted);
 }
 
-} // namespace
-
-std::string_view hwLevelName(HwLevel level) {
-    return kLevelNames[static_cast<std::size_t>(level)];
-}
-
-Expected<NodeModel> NodeModel::make(NodeModelInput input) {
-    std::vector<PuRecord> &pus = input.pus;
+// Sorts the PUs by logical index; an error for a PU listed twice, two PUs
+// with one OS index, or a PU outside every core.
+std::optional<UserError> sortAndCheckPus(std::vector<PuRecord> &pus) {
     if (pus.empty())
         return UserError{"node model: the job holds no PU on the node"};
     std::sort(pus.begin(), pus.end(),
@@ -105,6 +100,38 @@ Expected<NodeModel> NodeModel::make(NodeModelInput input) {
             return UserError{"node model: PU L#" + std::to_string(pus[i].logical) +
                              " is in no core"};
     }
+    return std::nullopt;
+}
+
+// A device with the span of the model's PUs near it (none held: no PUs).
+HwDevice placedDevice(NodeModelInput::Device device, const NodeModel &model) {
+    HwDevice out{std::move(device.name),  device.kind, std::move(device.uuid),
+                 std::move(device.pciId), 0,           0};
+    std::uint32_t first = kNoIndex;
+    std::uint32_t last = 0;
+    for (std::uint32_t logical : device.localPusLogical) {
+        if (const auto pu = model.puFromLogical(logical)) {
+            first = std::min(first, *pu);
+            last = std::max(last, *pu);
+        }
+    }
+    if (first != kNoIndex) {
+        out.firstPu = first;
+        out.puCount = last - first + 1;
+    }
+    return out;
+}
+
+} // namespace
+
+std::string_view hwLevelName(HwLevel level) {
+    return kLevelNames[static_cast<std::size_t>(level)];
+}
+
+Expected<NodeModel> NodeModel::make(NodeModelInput input) {
+    std::vector<PuRecord> &pus = input.pus;
+    if (auto error = sortAndCheckPus(pus))
+        return *error;
 
     NodeModel model;
     model.puLogical_.reserve(pus.size());
@@ -143,23 +170,8 @@ Expected<NodeModel> NodeModel::make(NodeModelInput input) {
         input.machinePackages, static_cast<std::uint32_t>(model.objects(HwLevel::Package).size()));
 
     model.packageCores_ = std::move(input.packageCores);
-    for (NodeModelInput::Device &device : input.devices) {
-        HwDevice out{std::move(device.name),  device.kind, std::move(device.uuid),
-                     std::move(device.pciId), 0,           0};
-        std::uint32_t first = kNoIndex;
-        std::uint32_t last = 0;
-        for (std::uint32_t logical : device.localPusLogical) {
-            if (const auto pu = model.puFromLogical(logical)) {
-                first = std::min(first, *pu);
-                last = std::max(last, *pu);
-            }
-        }
-        if (first != kNoIndex) {
-            out.firstPu = first;
-            out.puCount = last - first + 1;
-        }
-        model.devices_.push_back(std::move(out));
-    }
+    for (NodeModelInput::Device &device : input.devices)
+        model.devices_.push_back(placedDevice(std::move(device), model));
     return model;
 }
 
