@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "base/parse_number.hpp"
+#include "base/text_words.hpp"
 
 namespace stepmap {
 
@@ -25,11 +26,7 @@ std::optional<IdRange> parseItem(std::string_view item) {
 
 IdRanges parseIdRanges(std::string_view text, const IdListLimits &limits) {
     IdRanges out;
-    std::size_t pos = 0;
-    while (true) {
-        const std::size_t comma = text.find(',', pos);
-        const std::string_view item = text.substr(
-            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    for (std::string_view item : detail::splitAt(text, ',')) {
         const auto range = parseItem(item);
         if (!range) {
             out.fault = IdListFault{IdListFault::Kind::NotARange, item};
@@ -47,10 +44,8 @@ IdRanges parseIdRanges(std::string_view text, const IdListLimits &limits) {
         }
         out.count += size;
         out.ranges.push_back(*range);
-        if (comma == std::string_view::npos)
-            return out;
-        pos = comma + 1;
     }
+    return out;
 }
 
 std::vector<std::uint32_t> expandIdRanges(const IdRanges &ranges) {

@@ -8,25 +8,13 @@
 #include "base/input_limits.hpp"
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
+#include "base/text_words.hpp"
 
 namespace stepmap::detail {
 
 namespace {
 
 constexpr std::uint32_t kMaxId = 1 << 24;
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-    std::vector<std::string_view> parts;
-    std::size_t pos = 0;
-    while (true) {
-        const std::size_t at = text.find(separator, pos);
-        parts.push_back(
-            text.substr(pos, at == std::string_view::npos ? std::string_view::npos : at - pos));
-        if (at == std::string_view::npos)
-            return parts;
-        pos = at + 1;
-    }
-}
 
 void appendRange(std::vector<std::uint32_t> &pus, const HwObject &object) {
     for (std::uint32_t pu = object.firstPu; pu < object.firstPu + object.puCount; ++pu)
@@ -74,7 +62,7 @@ Expected<ResolvedCpus> resolvePackages(std::string_view item, const NodeModel &m
 // "<package>:<cores>[:<cores>...]", cores counted inside the package.
 Expected<ResolvedCpus> resolvePackageCores(std::string_view item, const NodeModel &model,
                                            std::string_view list) {
-    const std::vector<std::string_view> parts = split(item, ':');
+    const std::vector<std::string_view> parts = splitAt(item, ':');
     const auto package = parseUnsigned(parts[0], kMaxId);
     if (!package)
         return UserError{"CPU list " + quoted(list) + ": " + quoted(item) +
@@ -177,7 +165,7 @@ Expected<ResolvedCpus> resolveSlotList(std::string_view list, const NodeModel &m
     if (list.empty())
         return UserError{"empty CPU list"};
     ResolvedCpus result;
-    for (std::string_view item : split(list, ';')) {
+    for (std::string_view item : splitAt(list, ';')) {
         if (item.empty())
             return UserError{"CPU list " + quoted(list) + ": empty item"};
         const bool packageLetter = item.front() == 'P' || item.front() == 'p' ||

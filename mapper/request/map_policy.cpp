@@ -11,6 +11,7 @@
 #include "base/input_limits.hpp"
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
+#include "base/text_words.hpp"
 
 namespace stepmap {
 
@@ -50,20 +51,6 @@ std::string toUpper(std::string_view text) {
         return static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
     });
     return out;
-}
-
-// Splits "a:b:c" at ':' (an empty text gives one empty part).
-std::vector<std::string_view> splitColons(std::string_view text) {
-    std::vector<std::string_view> parts;
-    std::size_t pos = 0;
-    while (true) {
-        const std::size_t colon = text.find(':', pos);
-        parts.push_back(text.substr(pos, colon == std::string_view::npos ? std::string_view::npos
-                                                                         : colon - pos));
-        if (colon == std::string_view::npos)
-            return parts;
-        pos = colon + 1;
-    }
 }
 
 // An object level word of --map-by / ppr (lower case), or nothing.
@@ -300,7 +287,7 @@ Expected<MapPolicy> parseMapBy(std::string_view value) {
         return UserError{"--map-by: empty value (accepted: " + std::string(kAcceptedPolicies) +
                          ")"};
 
-    std::vector<std::string_view> parts = splitColons(value);
+    std::vector<std::string_view> parts = detail::splitAt(value, ':');
     MapPolicy result;
     std::size_t firstModifier = 1;
     const std::string_view word = parts[0];
@@ -415,7 +402,7 @@ Expected<BindPolicy> parseBindTo(std::string_view value) {
         ":if-supported, :overload-allowed, :no-overload, :report, :limit=n";
     if (value.empty())
         return UserError{"--bind-to: empty value (accepted: " + std::string(kAccepted) + ")"};
-    const std::vector<std::string_view> parts = splitColons(value);
+    const std::vector<std::string_view> parts = detail::splitAt(value, ':');
     BindPolicy result;
     const std::string word = toLower(parts[0]);
     if (word == "none")

@@ -77,37 +77,35 @@ std::optional<UserError> readMapFile(const Builder &builder, const std::string &
     return std::nullopt;
 }
 
+// The value of `option`, when given, parsed into `out`.
+template <class T, class Parser>
+std::optional<UserError> parseGiven(const Builder &builder, std::string_view option,
+                                    const std::optional<std::string> &value, Parser parse,
+                                    std::optional<T> &out) {
+    if (!value)
+        return std::nullopt;
+    auto parsed = parse(*value);
+    if (!parsed)
+        return builder.refused(option, *value, parsed.error());
+    out = std::move(parsed.value());
+    return std::nullopt;
+}
+
 Expected<ParsedApp> parseApp(const Builder &builder, const AppOptions &app,
                              const std::optional<std::string> &hostfile) {
     ParsedApp out;
-    if (app.np) {
-        auto np = parseProcessCount(*app.np);
-        if (!np)
-            return builder.refused("-n", *app.np, np.error());
-        out.np = np.value();
+    if (auto error = parseGiven(builder, "-n", app.np, parseProcessCount, out.np))
+        return *error;
+    if (auto error = parseGiven(builder, "--map-by", app.mapBy, parseMapBy, out.map))
+        return *error;
+    if (out.map && (out.map->by == MapBy::Seq || out.map->by == MapBy::Rankfile)) {
+        if (auto error = readMapFile(builder, *app.mapBy, hostfile, out))
+            return *error;
     }
-    if (app.mapBy) {
-        auto map = parseMapBy(*app.mapBy);
-        if (!map)
-            return builder.refused("--map-by", *app.mapBy, map.error());
-        out.map = map.value();
-        if (map->by == MapBy::Seq || map->by == MapBy::Rankfile) {
-            if (auto error = readMapFile(builder, *app.mapBy, hostfile, out))
-                return *error;
-        }
-    }
-    if (app.rankBy) {
-        auto rank = parseRankBy(*app.rankBy);
-        if (!rank)
-            return builder.refused("--rank-by", *app.rankBy, rank.error());
-        out.rank = rank.value();
-    }
-    if (app.bindTo) {
-        auto bind = parseBindTo(*app.bindTo);
-        if (!bind)
-            return builder.refused("--bind-to", *app.bindTo, bind.error());
-        out.bind = bind.value();
-    }
+    if (auto error = parseGiven(builder, "--rank-by", app.rankBy, parseRankBy, out.rank))
+        return *error;
+    if (auto error = parseGiven(builder, "--bind-to", app.bindTo, parseBindTo, out.bind))
+        return *error;
     return out;
 }
 
