@@ -77,8 +77,8 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
     return s;
 }
 
-// --multi-prog's file, read with the user's rights (srun runs as the user), at most
-// kMaxUserFileBytes (a FIFO or /dev/zero ends there).
+// --multi-prog's file, read with the user's rights (srun runs as the user),
+// at most kMaxUserFileBytes (a FIFO or /dev/zero ends there).
 Expected<std::string> readOptionFile(const std::string &option, const std::string &path) {
     auto text = readBoundedFile(path);
     if (!text)
@@ -707,7 +707,8 @@ Expected<bool> SrunSide::buildRequest(const EnvironmentValues &environment, Plan
     written.host = options_.host;
     written.hostfile = options_.hostfile;
     written.apps = {AppOptions{std::nullopt, options_.mapBy, options_.rankBy, options_.bindTo}};
-    // srun's messages quote values and always name the option.
+    // srun's messages quote values and put the option and value before any
+    // parser's message (mapper/request/request_options.hpp).
     constexpr OptionWording kWording{
         .quoteValues = true, .prefixNamedMessages = true, .mapFileNamesValue = false};
     auto built = stepmap::buildRequest(written, readUserFile, kWording);
