@@ -18,6 +18,7 @@
 #include "request/allocation_shape.hpp"
 #include "request/map_policy.hpp"
 #include "request/rankfile.hpp"
+#include "request/request_options.hpp"
 #include "slurm_release.hpp"
 #include "srun_command_line.hpp"
 #include "user_file.hpp"
@@ -76,14 +77,12 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
     return s;
 }
 
-// A file an option names (--hostfile, a seq/rankfile FILE=, --multi-prog),
-// read with the user's rights (srun runs as the user), at most
-// kMaxUserFileBytes (a FIFO or /dev/zero ends there).
+// --multi-prog's file, read with the user's rights (srun runs as the user),
+// at most kMaxUserFileBytes (a FIFO or /dev/zero ends there).
 Expected<std::string> readOptionFile(const std::string &option, const std::string &path) {
     auto text = readBoundedFile(path);
     if (!text)
-        return UserError{"cannot read " + option + " " + quoted(path, kShownPathBytes) + ": " +
-                         text.error().message};
+        return unreadableFile(option, path, text.error());
     return text;
 }
 
@@ -97,8 +96,8 @@ EnvironmentValues psiEnvironment() {
     return values;
 }
 
-// PSI_HOSTFILE, read with the user's rights (srun runs as the user); the
-// error is the reason alone.
+// --hostfile, a seq/rankfile FILE= and PSI_HOSTFILE, read with the user's
+// rights (srun runs as the user); the error is the reason alone.
 Expected<std::string> readUserFile(const std::string &path) {
     return readBoundedFile(path);
 }
@@ -268,22 +267,6 @@ Expected<NodePool> poolIndicesAsNames(const NodePool &pool, const node_info_msg_
         named.names.push_back(usable[index]);
     }
     return named;
-}
-
-// Whether the request needs each node's hardware (cores, caches, NUMA):
-// object mappings and bindings. Without it, nodes are plain slot counts.
-bool needsHardware(const PlanRequest &req) {
-    auto objectMap = [](const MapPolicy &m) {
-        return m.by != MapBy::Slot && m.by != MapBy::Node && m.by != MapBy::Default &&
-               m.by != MapBy::Seq;
-    };
-    auto binds = [](const std::optional<BindPolicy> &b) { return b && b->to != BindTo::None; };
-    if (objectMap(req.map) || binds(req.bind) || req.map.pe)
-        return true;
-    for (const AppRequest &app : req.apps)
-        if ((app.map && (objectMap(*app.map) || app.map->pe)) || binds(app.bind))
-            return true;
-    return false;
 }
 
 // Each allocated node's model from Slurm: its shape (sockets, cores,
@@ -713,55 +696,26 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
 }
 
 Expected<bool> SrunSide::buildRequest(const EnvironmentValues &environment, PlanRequest &req) {
+    std::optional<int> np;
     if (ntasks_) {
-        auto np = parseProcessCount(*ntasks_);
-        if (!np)
-            return UserError{"-n/--ntasks: " + np.error().message};
-        req.np = np.value();
+        auto parsed = parseProcessCount(*ntasks_);
+        if (!parsed)
+            return UserError{"-n/--ntasks: " + parsed.error().message};
+        np = parsed.value();
     }
-    if (options_.host) {
-        auto h = parseHostOption(*options_.host);
-        if (!h)
-            return UserError{"--host " + quoted(*options_.host) + ": " + h.error().message};
-        req.host = std::move(h.value());
-    }
-    if (options_.hostfile) {
-        auto text = readOptionFile("--hostfile", *options_.hostfile);
-        if (!text)
-            return text.error();
-        auto hf = parseHostfile(text.value(), *options_.hostfile);
-        if (!hf)
-            return hf.error();
-        req.hostfile = std::move(hf.value());
-    }
-    if (options_.mapBy) {
-        auto m = parseMapBy(*options_.mapBy);
-        if (!m)
-            return UserError{"--map-by " + quoted(*options_.mapBy) + ": " + m.error().message};
-        req.map = m.value();
-        // seq and rankfile read their FILE= (else the hostfile) as the user.
-        if (req.map.by == MapBy::Seq || req.map.by == MapBy::Rankfile) {
-            std::string path =
-                !req.map.file.empty() ? req.map.file : options_.hostfile.value_or("");
-            if (path.empty())
-                return UserError{"--map-by " + quoted(*options_.mapBy) +
-                                 " needs a file: add :FILE=path (or give --hostfile)"};
-            auto text = readOptionFile("the --map-by file", path);
-            if (!text)
-                return text.error();
-            if (req.map.by == MapBy::Seq) {
-                auto seq = parseSequenceFile(text.value(), path);
-                if (!seq)
-                    return seq.error();
-                req.sequence = std::move(seq.value());
-            } else {
-                auto rf = parseRankfile(text.value(), path);
-                if (!rf)
-                    return rf.error();
-                req.rankfile = std::move(rf.value());
-            }
-        }
-    }
+    RequestOptions written;
+    written.host = options_.host;
+    written.hostfile = options_.hostfile;
+    written.apps = {AppOptions{std::nullopt, options_.mapBy, options_.rankBy, options_.bindTo}};
+    // srun's messages quote values and put the option and value before any
+    // parser's message (mapper/request/request_options.hpp).
+    constexpr OptionWording kWording{
+        .quoteValues = true, .prefixNamedMessages = true, .mapFileNamesValue = false};
+    auto built = stepmap::buildRequest(written, readUserFile, kWording);
+    if (!built)
+        return built.error();
+    req = std::move(built.value());
+    req.np = np;
     if (multiProgFile_) {
         // srun --multi-prog: each line of its file is an application context.
         auto text = readOptionFile("--multi-prog's file", *multiProgFile_);
@@ -783,18 +737,6 @@ Expected<bool> SrunSide::buildRequest(const EnvironmentValues &environment, Plan
                              quoted(*multiProgFile_, kShownPathBytes) + "; give -n " +
                              std::to_string(total)};
         req.np.reset();
-    }
-    if (options_.rankBy) {
-        auto r = parseRankBy(*options_.rankBy);
-        if (!r)
-            return UserError{"--rank-by " + quoted(*options_.rankBy) + ": " + r.error().message};
-        req.rank = r.value();
-    }
-    if (options_.bindTo) {
-        auto b = parseBindTo(*options_.bindTo);
-        if (!b)
-            return UserError{"--bind-to " + quoted(*options_.bindTo) + ": " + b.error().message};
-        req.bind = b.value();
     }
     // --overbook, --loop-nodes-first, --nodes-sort, --tpp and their PSI_*
     // equivalents (options win).

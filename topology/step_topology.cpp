@@ -1,42 +1,20 @@
 #include "step_topology.hpp"
 
-#include <charconv>
+#include "base/id_list.hpp"
+
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 
 namespace stepmap::topology {
 
 Expected<std::vector<unsigned>> parseIndexList(std::string_view text) {
-    std::vector<unsigned> out;
-    auto bad = [&] { return UserError{"bad index list '" + std::string(text) + "'"}; };
-    if (text.empty())
-        return bad();
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        auto comma = text.find(',', pos);
-        std::string_view item =
-            text.substr(pos, comma == std::string_view::npos ? text.size() - pos : comma - pos);
-        auto dash = item.find('-');
-        unsigned lo = 0, hi = 0;
-        auto num = [](std::string_view s, unsigned &v) {
-            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-            return !s.empty() && ec == std::errc() && p == s.data() + s.size();
-        };
-        if (dash == std::string_view::npos) {
-            if (!num(item, lo))
-                return bad();
-            hi = lo;
-        } else if (!num(item.substr(0, dash), lo) || !num(item.substr(dash + 1), hi) || hi < lo ||
-                   hi - lo > (1u << 20)) {
-            return bad();
-        }
-        for (unsigned i = lo; i <= hi; ++i)
-            out.push_back(i);
-        if (comma == std::string_view::npos)
-            break;
-        pos = comma + 1;
-    }
-    return out;
+    // Any id; at most 2^20 + 1 of them (what one range could name before).
+    const IdListLimits limits{.maxId = UINT32_MAX, .maxCount = (std::size_t{1} << 20) + 1};
+    const IdRanges parsed = parseIdRanges(text, limits);
+    if (parsed.fault)
+        return UserError{"bad index list '" + std::string(text) + "'"};
+    return expandIdRanges(parsed);
 }
 
 std::string bitmapListString(hwloc_const_bitmap_t set) {

@@ -15,6 +15,10 @@ inline bool isBlank(char c) {
 // text without leading and trailing blanks.
 std::string_view trimmed(std::string_view text);
 
+// The parts of text between separators, empty ones included: "a::b" gives
+// "a", "", "b"; an empty text one empty part.
+std::vector<std::string_view> splitAt(std::string_view text, char separator);
+
 // The words of text, split at runs of blanks (no empty words).
 std::vector<std::string_view> words(std::string_view text);
 

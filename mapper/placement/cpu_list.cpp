@@ -4,28 +4,17 @@
 #include <string>
 #include <utility>
 
+#include "base/id_list.hpp"
 #include "base/input_limits.hpp"
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
+#include "base/text_words.hpp"
 
 namespace stepmap::detail {
 
 namespace {
 
-constexpr std::uint64_t kMaxId = 1 << 24;
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-    std::vector<std::string_view> parts;
-    std::size_t pos = 0;
-    while (true) {
-        const std::size_t at = text.find(separator, pos);
-        parts.push_back(
-            text.substr(pos, at == std::string_view::npos ? std::string_view::npos : at - pos));
-        if (at == std::string_view::npos)
-            return parts;
-        pos = at + 1;
-    }
-}
+constexpr std::uint32_t kMaxId = 1 << 24;
 
 void appendRange(std::vector<std::uint32_t> &pus, const HwObject &object) {
     for (std::uint32_t pu = object.firstPu; pu < object.firstPu + object.puCount; ++pu)
@@ -73,7 +62,7 @@ Expected<ResolvedCpus> resolvePackages(std::string_view item, const NodeModel &m
 // "<package>:<cores>[:<cores>...]", cores counted inside the package.
 Expected<ResolvedCpus> resolvePackageCores(std::string_view item, const NodeModel &model,
                                            std::string_view list) {
-    const std::vector<std::string_view> parts = split(item, ':');
+    const std::vector<std::string_view> parts = splitAt(item, ':');
     const auto package = parseUnsigned(parts[0], kMaxId);
     if (!package)
         return UserError{"CPU list " + quoted(list) + ": " + quoted(item) +
@@ -120,30 +109,17 @@ Expected<std::vector<std::uint32_t>> expandIds(std::string_view list) {
     // Checked and counted before anything is expanded: one node has at most
     // kMaxCpusPerNode CPUs, so a longer list ("0-16777215,0-16777215,...")
     // names some twice or CPUs no node has.
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
-    std::uint64_t count = 0;
-    for (std::string_view item : split(list, ',')) {
-        const std::size_t dash = item.find('-');
-        const auto first = parseUnsigned(item.substr(0, dash), kMaxId);
-        auto last = first;
-        if (dash != std::string_view::npos)
-            last = parseUnsigned(item.substr(dash + 1), kMaxId);
-        if (!first || !last || *last < *first)
-            return UserError{"CPU list " + quoted(list) + ": " + quoted(item) + " is not N or N-M"};
-        count += *last - *first + 1;
-        if (count > static_cast<std::uint64_t>(kMaxCpusPerNode))
-            return UserError{"CPU list " + quoted(list) + " names more than " +
-                             std::to_string(kMaxCpusPerNode) +
-                             " CPUs, the most stepmap takes for a node"};
-        ranges.emplace_back(static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last));
-    }
-    std::vector<std::uint32_t> ids;
-    ids.reserve(count);
-    for (const auto &[first, last] : ranges) {
-        for (std::uint64_t id = first; id <= last; ++id)
-            ids.push_back(static_cast<std::uint32_t>(id));
-    }
-    return ids;
+    const IdListLimits limits{.maxId = kMaxId, .maxCount = kMaxCpusPerNode};
+    const IdRanges parsed = parseIdRanges(list, limits);
+    if (!parsed.fault)
+        return expandIdRanges(parsed);
+    if (parsed.fault->kind == IdListFault::Kind::TooMany)
+        return UserError{"CPU list " + quoted(list) + " names more than " +
+                         std::to_string(kMaxCpusPerNode) +
+                         " CPUs, the most stepmap takes for a node"};
+    // An id above kMaxId reads as no id at all.
+    return UserError{"CPU list " + quoted(list) + ": " + quoted(parsed.fault->item) +
+                     " is not N or N-M"};
 }
 
 Expected<ResolvedCpus> resolveId(std::uint32_t id, const NodeModel &model, bool hwthreads) {
@@ -189,7 +165,7 @@ Expected<ResolvedCpus> resolveSlotList(std::string_view list, const NodeModel &m
     if (list.empty())
         return UserError{"empty CPU list"};
     ResolvedCpus result;
-    for (std::string_view item : split(list, ';')) {
+    for (std::string_view item : splitAt(list, ';')) {
         if (item.empty())
             return UserError{"CPU list " + quoted(list) + ": empty item"};
         const bool packageLetter = item.front() == 'P' || item.front() == 'p' ||

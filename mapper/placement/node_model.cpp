@@ -1,13 +1,12 @@
 #include "placement/node_model.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/id_list.hpp"
 #include "base/input_limits.hpp"
-#include "base/parse_number.hpp"
 #include "base/quote.hpp"
 
 namespace stepmap {
@@ -83,14 +82,9 @@ void orderLevel(HwLevel level, std::vector<HwObject> &objects,
     objects = std::move(sorted);
 }
 
-} // namespace
-
-std::string_view hwLevelName(HwLevel level) {
-    return kLevelNames[static_cast<std::size_t>(level)];
-}
-
-Expected<NodeModel> NodeModel::make(NodeModelInput input) {
-    std::vector<PuRecord> &pus = input.pus;
+// Sorts the PUs by logical index; an error for a PU listed twice, two PUs
+// with one OS index, or a PU outside every core.
+std::optional<UserError> sortAndCheckPus(std::vector<PuRecord> &pus) {
     if (pus.empty())
         return UserError{"node model: the job holds no PU on the node"};
     std::sort(pus.begin(), pus.end(),
@@ -106,6 +100,38 @@ Expected<NodeModel> NodeModel::make(NodeModelInput input) {
             return UserError{"node model: PU L#" + std::to_string(pus[i].logical) +
                              " is in no core"};
     }
+    return std::nullopt;
+}
+
+// A device with the span of the model's PUs near it (none held: no PUs).
+HwDevice placedDevice(NodeModelInput::Device device, const NodeModel &model) {
+    HwDevice out{std::move(device.name),  device.kind, std::move(device.uuid),
+                 std::move(device.pciId), 0,           0};
+    std::uint32_t first = kNoIndex;
+    std::uint32_t last = 0;
+    for (std::uint32_t logical : device.localPusLogical) {
+        if (const auto pu = model.puFromLogical(logical)) {
+            first = std::min(first, *pu);
+            last = std::max(last, *pu);
+        }
+    }
+    if (first != kNoIndex) {
+        out.firstPu = first;
+        out.puCount = last - first + 1;
+    }
+    return out;
+}
+
+} // namespace
+
+std::string_view hwLevelName(HwLevel level) {
+    return kLevelNames[static_cast<std::size_t>(level)];
+}
+
+Expected<NodeModel> NodeModel::make(NodeModelInput input) {
+    std::vector<PuRecord> &pus = input.pus;
+    if (auto error = sortAndCheckPus(pus))
+        return *error;
 
     NodeModel model;
     model.puLogical_.reserve(pus.size());
@@ -144,23 +170,8 @@ Expected<NodeModel> NodeModel::make(NodeModelInput input) {
         input.machinePackages, static_cast<std::uint32_t>(model.objects(HwLevel::Package).size()));
 
     model.packageCores_ = std::move(input.packageCores);
-    for (NodeModelInput::Device &device : input.devices) {
-        HwDevice out{std::move(device.name),  device.kind, std::move(device.uuid),
-                     std::move(device.pciId), 0,           0};
-        std::uint32_t first = kNoIndex;
-        std::uint32_t last = 0;
-        for (std::uint32_t logical : device.localPusLogical) {
-            if (const auto pu = model.puFromLogical(logical)) {
-                first = std::min(first, *pu);
-                last = std::max(last, *pu);
-            }
-        }
-        if (first != kNoIndex) {
-            out.firstPu = first;
-            out.puCount = last - first + 1;
-        }
-        model.devices_.push_back(std::move(out));
-    }
+    for (NodeModelInput::Device &device : input.devices)
+        model.devices_.push_back(placedDevice(std::move(device), model));
     return model;
 }
 
@@ -304,48 +315,25 @@ buildSlurmNodeModel(const SlurmNodeShape &shape, const std::vector<std::uint32_t
 
 Expected<std::vector<std::uint32_t>> parseCpuIdList(std::string_view text,
                                                     const IdListLimits &limits) {
-    struct Range {
-        std::uint32_t first;
-        std::uint32_t last;
-    };
-    std::vector<Range> ranges;
-    std::size_t count = 0;
-    std::size_t pos = 0;
-    while (!text.empty()) {
-        const std::size_t comma = text.find(',', pos);
-        const std::string_view item = text.substr(
-            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-        const std::size_t dash = item.find('-');
-        constexpr std::uint64_t kMax = std::numeric_limits<std::uint32_t>::max();
-        const auto first = detail::parseUnsigned(item.substr(0, dash), kMax);
-        auto last = first;
-        if (dash != std::string_view::npos)
-            last = detail::parseUnsigned(item.substr(dash + 1), kMax);
-        if (!first || !last || *last < *first)
-            return UserError{"CPU list " + quoted(text) + ": " + quoted(item) +
+    if (text.empty())
+        return std::vector<std::uint32_t>{};
+    const IdRanges parsed = parseIdRanges(text, limits);
+    if (parsed.fault) {
+        const IdListFault &fault = *parsed.fault;
+        switch (fault.kind) {
+        case IdListFault::Kind::NotARange:
+            return UserError{"CPU list " + quoted(text) + ": " + quoted(fault.item) +
                              " is not N or N-M (e.g. 0-3,8)"};
-        if (*last > limits.maxId)
-            return UserError{"CPU list " + quoted(text) + ": CPU id " + std::to_string(*last) +
+        case IdListFault::Kind::IdTooHigh:
+            return UserError{"CPU list " + quoted(text) + ": CPU id " + std::to_string(fault.id) +
                              " is above " + std::to_string(limits.maxId) +
                              ", the highest accepted"};
-        // Counted before anything is expanded.
-        const std::uint64_t size = *last - *first + 1;
-        if (size > limits.maxCount - count)
+        case IdListFault::Kind::TooMany:
             return UserError{"CPU list " + quoted(text) + " names more than " +
                              std::to_string(limits.maxCount) + " CPUs"};
-        count += size;
-        ranges.push_back(
-            Range{static_cast<std::uint32_t>(*first), static_cast<std::uint32_t>(*last)});
-        if (comma == std::string_view::npos)
-            break;
-        pos = comma + 1;
+        }
     }
-    std::vector<std::uint32_t> ids;
-    ids.reserve(count);
-    for (const Range &range : ranges) {
-        for (std::uint64_t id = range.first; id <= range.last; ++id)
-            ids.push_back(static_cast<std::uint32_t>(id));
-    }
+    std::vector<std::uint32_t> ids = expandIdRanges(parsed);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     return ids;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/expected.hpp"
+#include "base/id_list.hpp"
 
 namespace stepmap {
 
@@ -198,14 +199,6 @@ enum class SlurmCpuIds {
 Expected<std::shared_ptr<const NodeModel>>
 buildSlurmNodeModel(const SlurmNodeShape &shape, const std::vector<std::uint32_t> &cpus,
                     SlurmCpuIds ids = SlurmCpuIds::Abstract);
-
-// Bounds on an index list, checked before it is expanded ("0-4294967295"
-// costs nothing): the highest id, and the ids of all items together
-// (repeats counted).
-struct IdListLimits {
-    std::uint32_t maxId = 1 << 24;
-    std::size_t maxCount = std::size_t{1} << 24;
-};
 
 // Parses an index list "0-3,8,10-11" (Slurm's and hwloc's list syntax),
 // ascending without repeats. The error names the text, and the limit when

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/id_list.hpp"
 #include "base/input_limits.hpp"
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
+#include "base/text_words.hpp"
 
 namespace stepmap {
 
@@ -50,20 +53,6 @@ std::string toUpper(std::string_view text) {
     return out;
 }
 
-// Splits "a:b:c" at ':' (an empty text gives one empty part).
-std::vector<std::string_view> splitColons(std::string_view text) {
-    std::vector<std::string_view> parts;
-    std::size_t pos = 0;
-    while (true) {
-        const std::size_t colon = text.find(':', pos);
-        parts.push_back(text.substr(pos, colon == std::string_view::npos ? std::string_view::npos
-                                                                         : colon - pos));
-        if (colon == std::string_view::npos)
-            return parts;
-        pos = colon + 1;
-    }
-}
-
 // An object level word of --map-by / ppr (lower case), or nothing.
 std::optional<MapBy> objectWord(std::string_view lower) {
     if (lower == "hwthread")
@@ -83,26 +72,11 @@ std::optional<MapBy> objectWord(std::string_view lower) {
     return std::nullopt;
 }
 
-// Checks a pe-list: N or N-M items separated by commas.
+// Checks a pe-list: N or N-M items separated by commas, ids up to 2^24 (how
+// many it names is counted where it is placed).
 bool validPeList(std::string_view list) {
-    if (list.empty())
-        return false;
-    std::size_t pos = 0;
-    while (true) {
-        const std::size_t comma = list.find(',', pos);
-        const std::string_view item = list.substr(
-            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-        const std::size_t dash = item.find('-');
-        const auto first = detail::parseUnsigned(item.substr(0, dash), 1u << 24);
-        auto last = first;
-        if (dash != std::string_view::npos)
-            last = detail::parseUnsigned(item.substr(dash + 1), 1u << 24);
-        if (!first || !last || *last < *first)
-            return false;
-        if (comma == std::string_view::npos)
-            return true;
-        pos = comma + 1;
-    }
+    const IdListLimits limits{.maxId = 1u << 24, .maxCount = SIZE_MAX};
+    return !parseIdRanges(list, limits).fault;
 }
 
 // The value after '=' of a modifier, if any.
@@ -113,90 +87,110 @@ std::optional<std::string_view> valueOf(std::string_view modifier) {
     return modifier.substr(eq + 1);
 }
 
-std::optional<UserError> applyModifier(std::string_view modifier, MapPolicy &policy,
+// Modifiers that switch something on.
+constexpr std::array<std::pair<std::string_view, bool MapPolicy::*>, 4> kSwitches = {{
+    {"SPAN", &MapPolicy::span},
+    {"ORDERED", &MapPolicy::ordered},
+    {"DISPLAY", &MapPolicy::display},
+    {"SHARED", &MapPolicy::shared},
+}};
+
+// Pairs of modifiers that set one field true or false.
+struct OppositeModifiers {
+    std::string_view on;
+    std::string_view off;
+    std::optional<bool> MapPolicy::*field;
+};
+constexpr std::array<OppositeModifiers, 2> kOpposites = {{
+    {"OVERSUBSCRIBE", "NOOVERSUBSCRIBE", &MapPolicy::oversubscribe},
+    {"HWTCPUS", "CORECPUS", &MapPolicy::hwtcpus},
+}};
+
+// One modifier as written, its name in upper case and its value after '='.
+struct Modifier {
+    std::string_view text;
+    std::string upper;
+    std::optional<std::string_view> value;
+    const std::string &context; // "--map-by 'x': "
+
+    std::string named() const { return context + "modifier " + quoted(text); }
+};
+
+// PE=n and NDEV=n: CPUs or devices per process, at most a node's CPUs.
+std::optional<UserError> setPerProcess(const Modifier &m, std::optional<int> &field) {
+    const auto number = m.value ? detail::parseCount(*m.value, kMaxCpusPerNode) : std::nullopt;
+    if (m.value && !number && detail::isNumberAbove(*m.value, kMaxCpusPerNode))
+        return UserError{m.named() + ": " + m.upper + " is above " +
+                         std::to_string(kMaxCpusPerNode) +
+                         ", the most CPUs stepmap takes for a node"};
+    if (!number)
+        return UserError{m.named() + " needs " + m.upper + "=n with n a positive number"};
+    field = *number;
+    return std::nullopt;
+}
+
+std::optional<UserError> setInterleave(const Modifier &m, MapPolicy &policy) {
+    const std::string level = m.value ? toLower(*m.value) : "package";
+    if (level != "package" && level != "numa" && level != "l3cache" && level != "l2cache" &&
+        level != "l1cache")
+        return UserError{m.context + "INTERLEAVE level " + quoted(m.value.value_or("")) +
+                         " is not one of package, numa, l3cache, l2cache, l1cache"};
+    policy.interleave = level;
+    return std::nullopt;
+}
+
+// A modifier that takes no value: a switch or one of a pair. Nothing when
+// `m` is neither.
+std::optional<std::optional<UserError>> setFlag(const Modifier &m, MapPolicy &policy) {
+    const auto noValue = [&]() -> std::optional<UserError> {
+        return UserError{m.named() + " takes no value (write " + m.upper + ")"};
+    };
+    for (const auto &[name, field] : kSwitches) {
+        if (m.upper != name)
+            continue;
+        if (m.value)
+            return noValue();
+        policy.*field = true;
+        return std::optional<UserError>{};
+    }
+    for (const OppositeModifiers &pair : kOpposites) {
+        if (m.upper != pair.on && m.upper != pair.off)
+            continue;
+        if (m.value)
+            return noValue();
+        const bool wanted = m.upper == pair.on;
+        std::optional<bool> &field = policy.*pair.field;
+        if (field && *field != wanted)
+            return UserError{m.context + std::string(pair.on) + " and " + std::string(pair.off) +
+                             " contradict each other; give one of them"};
+        field = wanted;
+        return std::optional<UserError>{};
+    }
+    return std::nullopt;
+}
+
+std::optional<UserError> applyModifier(std::string_view text, MapPolicy &policy,
                                        const std::string &context) {
-    const std::string upper = toUpper(modifier.substr(0, modifier.find('=')));
-    const auto value = valueOf(modifier);
-    const auto needsNoValue = [&]() -> std::optional<UserError> {
-        if (value)
-            return UserError{context + "modifier " + quoted(modifier) + " takes no value (write " +
-                             upper + ")"};
-        return std::nullopt;
-    };
-    // PE=n and NDEV=n: CPUs or devices per process, at most a node's CPUs.
-    const auto perProcess = [&](std::optional<int> &field) -> std::optional<UserError> {
-        const auto number = value ? detail::parseCount(*value, kMaxCpusPerNode) : std::nullopt;
-        if (value && !number && detail::isNumberAbove(*value, kMaxCpusPerNode))
-            return UserError{context + "modifier " + quoted(modifier) + ": " + upper +
-                             " is above " + std::to_string(kMaxCpusPerNode) +
-                             ", the most CPUs stepmap takes for a node"};
-        if (!number)
-            return UserError{context + "modifier " + quoted(modifier) + " needs " + upper +
-                             "=n with n a positive number"};
-        field = *number;
-        return std::nullopt;
-    };
-    if (upper == "OVERSUBSCRIBE" || upper == "NOOVERSUBSCRIBE") {
-        if (auto error = needsNoValue())
-            return error;
-        const bool wanted = upper == "OVERSUBSCRIBE";
-        if (policy.oversubscribe && *policy.oversubscribe != wanted)
-            return UserError{context + "OVERSUBSCRIBE and NOOVERSUBSCRIBE contradict each "
-                                       "other; give one of them"};
-        policy.oversubscribe = wanted;
+    const Modifier m{text, toUpper(text.substr(0, text.find('='))), valueOf(text), context};
+    if (auto flag = setFlag(m, policy))
+        return *flag;
+    if (m.upper == "PE")
+        return setPerProcess(m, policy.pe);
+    if (m.upper == "NDEV")
+        return setPerProcess(m, policy.ndev);
+    if (m.upper == "FILE") {
+        if (!m.value || m.value->empty())
+            return UserError{m.named() + " needs FILE=path"};
+        policy.file = std::string(*m.value);
         return std::nullopt;
     }
-    if (upper == "SPAN") {
-        policy.span = true;
-        return needsNoValue();
-    }
-    if (upper == "PE")
-        return perProcess(policy.pe);
-    if (upper == "HWTCPUS" || upper == "CORECPUS") {
-        if (auto error = needsNoValue())
-            return error;
-        const bool wanted = upper == "HWTCPUS";
-        if (policy.hwtcpus && *policy.hwtcpus != wanted)
-            return UserError{context + "HWTCPUS and CORECPUS contradict each other; give one "
-                                       "of them"};
-        policy.hwtcpus = wanted;
-        return std::nullopt;
-    }
-    if (upper == "ORDERED") {
-        policy.ordered = true;
-        return needsNoValue();
-    }
-    if (upper == "DISPLAY") {
-        policy.display = true;
-        return needsNoValue();
-    }
-    if (upper == "FILE") {
-        if (!value || value->empty())
-            return UserError{context + "modifier " + quoted(modifier) + " needs FILE=path"};
-        policy.file = std::string(*value);
-        return std::nullopt;
-    }
-    if (upper == "NDEV")
-        return perProcess(policy.ndev);
-    if (upper == "SHARED") {
-        policy.shared = true;
-        return needsNoValue();
-    }
-    if (upper == "INTERLEAVE") {
-        const std::string level = value ? toLower(*value) : "package";
-        if (level != "package" && level != "numa" && level != "l3cache" && level != "l2cache" &&
-            level != "l1cache")
-            return UserError{context + "INTERLEAVE level " + quoted(value.value_or("")) +
-                             " is not one of package, numa, l3cache, l2cache, l1cache"};
-        policy.interleave = level;
-        return std::nullopt;
-    }
+    if (m.upper == "INTERLEAVE")
+        return setInterleave(m, policy);
     for (const auto &[name, reason] : kRefusedModifiers) {
-        if (upper == name)
-            return UserError{context + "modifier " + quoted(modifier) +
-                             " is not supported by stepmap: " + std::string(reason)};
+        if (m.upper == name)
+            return UserError{m.named() + " is not supported by stepmap: " + std::string(reason)};
     }
-    return UserError{context + "unknown modifier " + quoted(modifier) +
+    return UserError{context + "unknown modifier " + quoted(text) +
                      " (accepted: " + std::string(kAcceptedModifiers) + ")"};
 }
 
@@ -214,6 +208,40 @@ std::optional<UserError> checkDeviceModifiers(const MapPolicy &policy, const std
     return UserError{context + std::string(name) +
                      " describes how devices are handed out, so it needs --map-by "
                      "device=CLASS (e.g. device=gpu)"};
+}
+
+// "ppr:N:OBJECT" split at ':' (parts[0] is "ppr").
+std::optional<UserError> parsePpr(const std::vector<std::string_view> &parts,
+                                  const std::string &context, MapPolicy &result) {
+    if (parts.size() < 3)
+        return UserError{context +
+                         "ppr needs a pattern ppr:N:OBJECT, e.g. ppr:2:package "
+                         "(objects: " +
+                         std::string(kPprObjects) + ")"};
+    const auto count = detail::parseCount(parts[1], kMaxRanks);
+    if (!count && detail::isNumberAbove(parts[1], kMaxRanks))
+        return UserError{context + "the ppr count " + quoted(parts[1]) + " is above " +
+                         std::to_string(kMaxRanks) + ", the most processes stepmap places"};
+    if (!count)
+        return UserError{context + "the ppr count " + quoted(parts[1]) +
+                         " is not a positive number (write ppr:N:OBJECT, e.g. "
+                         "ppr:2:package)"};
+    const std::string object = toLower(parts[2]);
+    result.by = MapBy::Ppr;
+    result.pprCount = *count;
+    result.pprText = std::string(parts[1]) + ":" + std::string(parts[2]);
+    if (object == "node") {
+        result.pprObject = MapBy::Node;
+    } else if (object.rfind("device=", 0) == 0 && object.size() > 7) {
+        result.pprObject = MapBy::Device;
+        result.device = std::string(parts[2].substr(7));
+    } else if (const auto level = objectWord(object)) {
+        result.pprObject = *level;
+    } else {
+        return UserError{context + "unknown ppr object " + quoted(parts[2]) +
+                         " (accepted: " + std::string(kPprObjects) + ")"};
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -259,40 +287,14 @@ Expected<MapPolicy> parseMapBy(std::string_view value) {
         return UserError{"--map-by: empty value (accepted: " + std::string(kAcceptedPolicies) +
                          ")"};
 
-    std::vector<std::string_view> parts = splitColons(value);
+    std::vector<std::string_view> parts = detail::splitAt(value, ':');
     MapPolicy result;
     std::size_t firstModifier = 1;
     const std::string_view word = parts[0];
     const std::string lower = toLower(word);
     if (lower == "ppr") {
-        if (parts.size() < 3)
-            return UserError{context +
-                             "ppr needs a pattern ppr:N:OBJECT, e.g. ppr:2:package "
-                             "(objects: " +
-                             std::string(kPprObjects) + ")"};
-        const auto count = detail::parseCount(parts[1], kMaxRanks);
-        if (!count && detail::isNumberAbove(parts[1], kMaxRanks))
-            return UserError{context + "the ppr count " + quoted(parts[1]) + " is above " +
-                             std::to_string(kMaxRanks) + ", the most processes stepmap places"};
-        if (!count)
-            return UserError{context + "the ppr count " + quoted(parts[1]) +
-                             " is not a positive number (write ppr:N:OBJECT, e.g. "
-                             "ppr:2:package)"};
-        const std::string object = toLower(parts[2]);
-        result.by = MapBy::Ppr;
-        result.pprCount = *count;
-        result.pprText = std::string(parts[1]) + ":" + std::string(parts[2]);
-        if (object == "node") {
-            result.pprObject = MapBy::Node;
-        } else if (object.rfind("device=", 0) == 0 && object.size() > 7) {
-            result.pprObject = MapBy::Device;
-            result.device = std::string(parts[2].substr(7));
-        } else if (const auto level = objectWord(object)) {
-            result.pprObject = *level;
-        } else {
-            return UserError{context + "unknown ppr object " + quoted(parts[2]) +
-                             " (accepted: " + std::string(kPprObjects) + ")"};
-        }
+        if (auto error = parsePpr(parts, context, result))
+            return *error;
         firstModifier = 3;
     } else if (lower.rfind("pe-list=", 0) == 0) {
         const std::string_view list = word.substr(8);
@@ -400,7 +402,7 @@ Expected<BindPolicy> parseBindTo(std::string_view value) {
         ":if-supported, :overload-allowed, :no-overload, :report, :limit=n";
     if (value.empty())
         return UserError{"--bind-to: empty value (accepted: " + std::string(kAccepted) + ")"};
-    const std::vector<std::string_view> parts = splitColons(value);
+    const std::vector<std::string_view> parts = detail::splitAt(value, ':');
     BindPolicy result;
     const std::string word = toLower(parts[0]);
     if (word == "none")

@@ -18,4 +18,18 @@ Expected<int> parseProcessCount(std::string_view value) {
     return UserError{"process count " + quoted(value) + ": expected a positive number, e.g. -n 8"};
 }
 
+bool needsHardware(const PlanRequest &request) {
+    auto objectMap = [](const MapPolicy &m) {
+        return m.by != MapBy::Slot && m.by != MapBy::Node && m.by != MapBy::Default &&
+               m.by != MapBy::Seq;
+    };
+    auto binds = [](const std::optional<BindPolicy> &b) { return b && b->to != BindTo::None; };
+    if (objectMap(request.map) || binds(request.bind) || request.map.pe)
+        return true;
+    for (const AppRequest &app : request.apps)
+        if ((app.map && (objectMap(*app.map) || app.map->pe)) || binds(app.bind))
+            return true;
+    return false;
+}
+
 } // namespace stepmap

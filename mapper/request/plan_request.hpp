@@ -53,4 +53,11 @@ struct PlanRequest {
 // number up to kMaxRanks (launch_plan.hpp). The error names the value.
 Expected<int> parseProcessCount(std::string_view value);
 
+// Whether planning the request uses each node's hardware (cores, caches,
+// NUMA): object mappings, ppr, pe-list, rankfile, device, PE=n and any
+// --bind-to but none. Without it, srun and stepmap-plan give nodes as
+// plain slot counts. (The planner's own check, of what cannot be planned
+// without hardware, is narrower.)
+bool needsHardware(const PlanRequest &request);
+
 } // namespace stepmap

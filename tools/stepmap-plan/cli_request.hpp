@@ -1,8 +1,8 @@
 #pragma once
 
-// The PlanRequest from stepmap-plan's options, with the semantics srun's
-// stepmap options have (spank_plugin/srun_side.cpp): --hostfile, and the
-// FILE= of --map-by seq/rankfile (else the hostfile), are read here.
+// The PlanRequest from stepmap-plan's options, built as srun builds it
+// (mapper/request/request_options.hpp): --hostfile, and the FILE= of
+// --map-by seq/rankfile (else the hostfile), are read here.
 
 #include "base/expected.hpp"
 #include "cli_options.hpp"
@@ -13,9 +13,5 @@ namespace stepmap::cli {
 // Errors name the option and the fix. --nodes-sort other than NONE is
 // refused: rating nodes by load or processes needs Slurm's node table.
 Expected<PlanRequest> buildRequest(const CliOptions &options);
-
-// Whether the request needs each node's hardware (as srun decides): object
-// mappings, PE=n and bindings.
-bool needsHardware(const PlanRequest &request);
 
 } // namespace stepmap::cli
