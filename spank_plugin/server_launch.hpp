@@ -11,7 +11,7 @@
 
 #include "base/expected.hpp"
 #include "unique_fd.hpp"
-#include "wire/ready_report.hpp"
+#include "ready/ready_report.hpp"
 
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -62,7 +62,7 @@ private:
 
 struct RunningServer {
     ServerProcess process;
-    std::map<std::uint32_t, wire::ClientEnvironment> clientEnv;
+    std::map<std::uint32_t, ready::ClientEnvironment> clientEnv;
     // The ready socket, kept for notices to the server ("X <rank> <status>"
     // when a task fails); written without blocking, never read again.
     os::UniqueFd notices;

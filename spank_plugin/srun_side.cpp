@@ -401,8 +401,8 @@ int SrunSide::init(spank_t) {
             refuse("lost the plan across srun's restart: " + decoded.error().message);
         active_ = true;
         plan_ = std::move(decoded.value());
-        hostfileFd_ = reexec->hostfileFd;
-        fcntl(hostfileFd_, F_SETFD, FD_CLOEXEC);
+        hostfileFd_.reset(reexec->hostfileFd);
+        fcntl(hostfileFd_.get(), F_SETFD, FD_CLOEXEC);
         planMs_ = reexec->planMs;
         allocationMs_ = reexec->allocationMs;
         if (reexec->job) {
@@ -451,10 +451,10 @@ int SrunSide::init(spank_t) {
     // so the inherited task and node counts give way to the hostfile).
     // The host file lives in memory (a memfd srun opens as /proc/self/fd/N):
     // no file on disk that an srun failing later could leave behind.
-    int fd = memfd_create("stepmap-hostfile", MFD_CLOEXEC);
-    if (fd < 0)
+    hostfileFd_.reset(memfd_create("stepmap-hostfile", MFD_CLOEXEC));
+    if (!hostfileFd_)
         fail(std::string("cannot create the step's host file: ") + std::strerror(errno));
-    hostfileFd_ = fd;
+    const int fd = hostfileFd_.get();
     hostfilePath_ = "/proc/self/fd/" + std::to_string(fd);
     std::string lines;
     for (auto &r : plan_.ranks)
@@ -530,12 +530,12 @@ void SrunSide::fail(const std::string &message) {
 }
 
 void SrunSide::reexecute(const std::vector<std::string> &args) {
-    int flags = fcntl(hostfileFd_, F_GETFD);
-    fcntl(hostfileFd_, F_SETFD, flags & ~FD_CLOEXEC);
+    int flags = fcntl(hostfileFd_.get(), F_GETFD);
+    fcntl(hostfileFd_.get(), F_SETFD, flags & ~FD_CLOEXEC);
     int watcher = job_ ? job_->keepAcrossExec() : -1;
     char value[128];
     std::snprintf(value, sizeof value, "%ld:%d:%.3f:%.3f:%lu:%d", static_cast<long>(getpid()),
-                  hostfileFd_, planMs_, allocationMs_,
+                  hostfileFd_.get(), planMs_, allocationMs_,
                   static_cast<unsigned long>(job_ ? job_->jobId() : 0), watcher);
     setenv(kReexecVariable, value, 1);
     std::vector<char *> argv;
@@ -826,10 +826,7 @@ int SrunSide::optionSeen(const std::string &name, const std::string &value) {
 
 int SrunSide::initPostOpt(spank_t) {
     // srun has read the host file by now.
-    if (hostfileFd_ >= 0) {
-        close(hostfileFd_);
-        hostfileFd_ = -1;
-    }
+    hostfileFd_.reset();
     return 0;
 }
 
@@ -922,10 +919,7 @@ int SrunSide::localUserInit(spank_t sp) {
 int SrunSide::exit(spank_t) {
     if (!active_)
         return 0;
-    if (hostfileFd_ >= 0) {
-        close(hostfileFd_);
-        hostfileFd_ = -1;
-    }
+    hostfileFd_.reset();
     {
         std::lock_guard<std::mutex> lock(endingMutex_);
         stepEnding_ = true;

@@ -5,6 +5,7 @@
 #include "plan/step_bindings.hpp"
 
 #include "plugin_log.hpp"
+#include "ready/task_notice.hpp"
 #include "step_directory.hpp"
 
 #include <fcntl.h>
@@ -291,11 +292,8 @@ int StepdSide::taskExit(spank_t sp) {
                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                          : 0;
         if (code != 0) {
-            char line[48];
-            int n = std::snprintf(line, sizeof line, "X %u %d\n", global, code);
-            if (n > 0)
-                (void)send(serverNotices_.get(), line, static_cast<std::size_t>(n),
-                           MSG_DONTWAIT | MSG_NOSIGNAL);
+            const std::string line = ready::encodeTaskExit({global, code});
+            (void)send(serverNotices_.get(), line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
         }
     }
     // Slurm SIGKILLs the server right after the last task; stop it first so

@@ -56,7 +56,7 @@ private:
     os::UniqueFd serverNotices_; // the server's ready socket, for task failures
     std::uint32_t localTasks_ = 0;
     std::uint32_t exitedTasks_ = 0;
-    std::map<std::uint32_t, wire::ClientEnvironment> clientEnv_;
+    std::map<std::uint32_t, ready::ClientEnvironment> clientEnv_;
 };
 
 } // namespace stepmap::plugin
