@@ -78,30 +78,26 @@ TEST(ServerLaunch, AServerThatSaysNothingFails) {
               "it could not drop privileges, set up or be executed)");
 }
 
-TEST(ServerLaunch, TheServersErrorIsTheMessage) {
+// What the server says (or does not) and the plugin's error for it.
+TEST(ServerLaunch, FailuresNameTheReason) {
     if (getuid() != 0)
         GTEST_SKIP() << "the drop to the job's user needs root";
-    auto running = launchServer(shellServer("printf 'ERROR no topology\\n' >&\"$1\""));
-    ASSERT_FALSE(running);
-    EXPECT_EQ(running.error().message, "no topology");
-}
-
-TEST(ServerLaunch, ASilentServerTimesOutAndIsStopped) {
-    if (getuid() != 0)
-        GTEST_SKIP() << "the drop to the job's user needs root";
-    auto running = launchServer(shellServer("sleep 30", 1));
-    ASSERT_FALSE(running);
-    EXPECT_EQ(running.error().message, "the server did not report ready within 1 s");
-}
-
-TEST(ServerLaunch, AReportForOtherRanksIsRefused) {
-    if (getuid() != 0)
-        GTEST_SKIP() << "the drop to the job's user needs root";
-    auto running = launchServer(shellServer("printf 'READY\\nRANK 5\\nEND\\n' >&\"$1\""));
-    ASSERT_FALSE(running);
-    EXPECT_EQ(running.error().message,
-              "the server's ready report is malformed at line 2 ('RANK 5'): not a rank of this "
-              "node");
+    const struct {
+        const char *script;
+        int timeoutSec;
+        const char *error;
+    } cases[] = {
+        {"printf 'ERROR no topology\\n' >&\"$1\"", 10, "no topology"},
+        // Stopped after the timeout.
+        {"sleep 30", 1, "the server did not report ready within 1 s"},
+        {"printf 'READY\\nRANK 5\\nEND\\n' >&\"$1\"", 10,
+         "the server's ready report is malformed at line 2 ('RANK 5'): not a rank of this node"},
+    };
+    for (const auto &c : cases) {
+        auto running = launchServer(shellServer(c.script, c.timeoutSec));
+        ASSERT_FALSE(running) << c.script;
+        EXPECT_EQ(running.error().message, c.error);
+    }
 }
 
 TEST(ServerProcess, StopEndsTheProcess) {
@@ -142,7 +138,8 @@ TEST(RunAsUser, WorkRunsAsTheUserOnly) {
     // Without root the drop fails, and so does the work.
     EXPECT_EQ(asNobody, getuid() == 0);
     if (getuid() == 0) {
-        EXPECT_FALSE(runAsUser(kNobody, kNobody, [] { return false; }, 5000));
+        EXPECT_FALSE(runAsUser(
+            kNobody, kNobody, [] { return false; }, 5000));
         EXPECT_FALSE(runAsUser(
             kNobody, kNobody, []() -> bool { throw std::runtime_error("x"); }, 5000));
     }

@@ -113,6 +113,18 @@ protected:
         return true;
     }
 
+    // Node 0 asks for rank (of node 1) through the hub; the outcome, or none
+    // after 10 s.
+    Outcome askForRank(FakeHost &h0, FakeHost &h1, std::uint32_t rank) {
+        auto &a = link(0, h0);
+        link(1, h1).connect();
+        a.connect();
+        Outcome m;
+        a.directModex(rank, m.reply());
+        runUntil([&] { return m.status.has_value(); });
+        return m;
+    }
+
     std::vector<std::string> hubSaw() {
         std::lock_guard lock(mutex_);
         return hubSaw_;
@@ -157,12 +169,8 @@ TEST_F(HubLinkTest, AFenceOfThisNodeAloneNeedsNoHub) {
 
 TEST_F(HubLinkTest, DirectModexIsAnsweredByTheOwningNode) {
     FakeHost h0, h1;
-    auto &a = link(0, h0);
-    link(1, h1).connect();
-    a.connect();
-    Outcome m;
-    a.directModex(3, m.reply());
-    ASSERT_TRUE(runUntil([&] { return m.status.has_value(); }));
+    Outcome m = askForRank(h0, h1, 3);
+    ASSERT_TRUE(m.status);
     EXPECT_EQ(*m.status, 0);
     EXPECT_EQ(m.data, "data of 3");
 }
@@ -170,12 +178,8 @@ TEST_F(HubLinkTest, DirectModexIsAnsweredByTheOwningNode) {
 TEST_F(HubLinkTest, DirectModexWithoutAnAnswerTimesOut) {
     FakeHost h0, h1;
     h1.answer = false;
-    auto &a = link(0, h0);
-    link(1, h1).connect();
-    a.connect();
-    Outcome m;
-    a.directModex(1, m.reply());
-    ASSERT_TRUE(runUntil([&] { return m.status.has_value(); }));
+    Outcome m = askForRank(h0, h1, 1);
+    ASSERT_TRUE(m.status);
     EXPECT_EQ(*m.status, kStatuses.timeout);
     EXPECT_TRUE(h0.logged("direct modex for rank 1 failed: status -1000 (no answer within 1 s)"));
     ASSERT_EQ(h1.unanswered.size(), 1u);
