@@ -41,7 +41,17 @@ public:
     int taskExit(spank_t sp);
     int exit(spank_t sp);
 
+    // What userInit learns of the step (stepd_side.cpp).
+    struct StepFacts;
+    struct HubAccess;
+
 private:
+    // Makes the server's directory and starts the server for this node.
+    int startServer(const StepFacts &facts, std::uint32_t node,
+                    std::vector<std::uint32_t> localRanks, const std::string &planText,
+                    const HubAccess &hub, spank_t sp);
+    ServerLaunch serverLaunch(const StepFacts &facts, std::uint32_t node,
+                              const std::string &planText, const HubAccess &hub, spank_t sp) const;
     // Removes the server's directory with the job user's rights only.
     void removeServerDirectory();
 
