@@ -214,6 +214,17 @@ Expected<NodeTable> loadNodeTable() {
     return NodeTable(nodes);
 }
 
+// Loads the node table into table unless it holds it already.
+Expected<bool> loadNodeTableOnce(NodeTable &table) {
+    if (table)
+        return true;
+    auto loaded = loadNodeTable();
+    if (!loaded)
+        return loaded.error();
+    table = std::move(loaded.value());
+    return true;
+}
+
 // --nodes-sort's figures for the allocated nodes: Slurm's CPUTot, its
 // 1-minute CPULoad (Slurm keeps no 5- or 15-minute load) and AllocCPUs less
 // this job's own CPUs there (`ownAllocation`: srun runs inside the job), so
@@ -380,6 +391,65 @@ std::optional<Reexec> takeReexec() {
     return r;
 }
 
+// Slurm already left out the nodes "--host !^..." excludes from the job it
+// granted; the filter then has nothing left to remove.
+void keepExclusionsOfGrantedNodes(PlanRequest &req, const Allocation &alloc) {
+    std::set<std::string, std::less<>> grantedNames;
+    for (const AllocatedNode &node : alloc.nodes)
+        grantedNames.insert(node.name);
+    for (std::optional<HostSpec> *spec : {&req.host, &req.hostfile}) {
+        if (!*spec || !(*spec)->exclude)
+            continue;
+        auto &entries = (*spec)->entries;
+        std::erase_if(entries, [&](const HostEntry &e) { return !grantedNames.count(e.name); });
+        if (entries.empty())
+            spec->reset();
+    }
+}
+
+// srun's -c (or the variable this release's srun reads as -c, which
+// sbatch -c sets): each rank takes that many of a node's CPUs, so the
+// plan must count slots as Slurm will. --tpp and PE=n count their own.
+Expected<bool> divideSlotsByCpusPerTask(const SrunCommandLine &cmd, const PlanRequest &req,
+                                        Allocation &alloc) {
+    if (req.parastation.threadsPerProcess || req.map.pe)
+        return true;
+    std::optional<std::string> cpus, source;
+    if (const SrunOption *c = cmd.last("cpus-per-task"); c && c->value) {
+        cpus = c->value;
+        source = c->written + " " + *c->value;
+    } else if (auto v = env(slurm_release::cpusPerTaskVariable())) {
+        cpus = v;
+        source = std::string(slurm_release::cpusPerTaskVariable()) + "=" + *v;
+    }
+    if (cpus) {
+        auto n = parseProcessCount(*cpus);
+        if (!n)
+            return UserError{*source + ": " + n.error().message};
+        auto divided = slotsForCpusPerTask(alloc, n.value(), *source);
+        if (!divided)
+            return divided.error();
+        alloc = std::move(divided.value());
+    }
+    return true;
+}
+
+// --ntasks-per-node is srun's, and must describe this plan.
+Expected<bool> checkTasksPerNode(const SrunCommandLine &cmd, const LaunchPlan &plan) {
+    if (const SrunOption *perNode = cmd.last("ntasks-per-node") ? cmd.last("ntasks-per-node")
+                                                                : cmd.last("tasks-per-node")) {
+        for (std::uint32_t n = 0; n < plan.nodes.size(); ++n) {
+            const std::size_t here = plan.ranksOn(n).size();
+            if (std::to_string(here) != perNode->value.value_or(""))
+                return UserError{perNode->written + " " + perNode->value.value_or("") +
+                                 " disagrees with the plan, which puts " + std::to_string(here) +
+                                 " ranks on " + plan.nodes[n].name + "; drop " + perNode->written +
+                                 " or change the placement options"};
+        }
+    }
+    return true;
+}
+
 } // namespace
 
 int SrunSide::init(spank_t) {
@@ -431,13 +501,7 @@ int SrunSide::init(spank_t) {
     if (cmd.multiProg)
         multiProgFile_ = cmd.program.value_or("");
 
-    if (cmd.mpi && *cmd.mpi != "none")
-        refuse("--mpi=" + *cmd.mpi + " conflicts with " + engaged +
-               ": stepmap serves PMIx to this step itself. Remove --mpi (or use --mpi=none).");
-    if (!cmd.layoutOptions.empty())
-        refuse(cmd.layoutOptions.front() + " lays the tasks out itself, and " + engaged +
-               " decide the layout here; drop " + cmd.layoutOptions.front() +
-               " (choose nodes with -N, -w, -x, --host or --hostfile)");
+    refuseLayoutOptions(cmd, engaged);
 
     auto planned = plan(cmd, environment);
     if (!planned) {
@@ -446,9 +510,40 @@ int SrunSide::init(spank_t) {
         refuse(planned.error().message);
     }
 
-    // Make Slurm start exactly the plan: one line per rank, in rank order,
-    // with the arbitrary distribution (set before srun reads its environment,
-    // so the inherited task and node counts give way to the hostfile).
+    writeHostfile();
+    exportPlan();
+    if (options_.displayMap || report_.display)
+        displayJobMap(cmd);
+    // The srun-side cost of stepmap, shown by `srun -v` once srun knows
+    // its verbosity (local_user_init).
+    planMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                  .count() -
+              allocationMs_;
+
+    // -N, -w, -x and --ntasks-per-node chose the nodes (and were checked
+    // against the plan); srun must not apply them again to the step, which
+    // the host file now lays out: run srun anew without them.
+    std::vector<std::string> rest =
+        argumentsWithout(args, cmd, {SrunOptionRole::StepNodes, SrunOptionRole::TasksPerNode});
+    if (rest != args)
+        reexecute(rest);
+    return 0;
+}
+
+void SrunSide::refuseLayoutOptions(const SrunCommandLine &cmd, const std::string &engaged) {
+    if (cmd.mpi && *cmd.mpi != "none")
+        refuse("--mpi=" + *cmd.mpi + " conflicts with " + engaged +
+               ": stepmap serves PMIx to this step itself. Remove --mpi (or use --mpi=none).");
+    if (!cmd.layoutOptions.empty())
+        refuse(cmd.layoutOptions.front() + " lays the tasks out itself, and " + engaged +
+               " decide the layout here; drop " + cmd.layoutOptions.front() +
+               " (choose nodes with -N, -w, -x, --host or --hostfile)");
+}
+
+// Make Slurm start exactly the plan: one line per rank, in rank order, with
+// the arbitrary distribution (set before srun reads its environment, so the
+// inherited task and node counts give way to the hostfile).
+void SrunSide::writeHostfile() {
     // The host file lives in memory (a memfd srun opens as /proc/self/fd/N):
     // no file on disk that an srun failing later could leave behind.
     hostfileFd_.reset(memfd_create("stepmap-hostfile", MFD_CLOEXEC));
@@ -462,7 +557,11 @@ int SrunSide::init(spank_t) {
     if (write(fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()))
         fail("cannot write the step's host file");
     lseek(fd, 0, SEEK_SET);
+}
 
+// The plan and the settings it needs, in the environment srun and the
+// nodes read.
+void SrunSide::exportPlan() {
     setenv("SLURM_HOSTFILE", hostfilePath_.c_str(), 1);
     setenv("SLURM_DISTRIBUTION", "arbitrary", 1);
     setenv("SLURM_MPI_TYPE", "none", 1);
@@ -486,41 +585,27 @@ int SrunSide::init(spank_t) {
              std::to_string(encoded.size()) +
              " bytes encoded); use --map-by slot or nodes with equal CPU counts");
     setenv(kPlanVariable, encoded.c_str(), 1);
+}
 
-    if (options_.displayMap || report_.display) {
-        auto job = env("SLURM_JOB_ID");
-        JobMapHeader header = reportedJobMapHeader(report_, job ? *job : "N/A");
-        describeParaStationMapping(header, request_);
-        std::string map = formatJobMap(plan_, header, allocation_,
-                                       JobMapOptions{BoundStyle::Prrte, report_.hwthreadCpus});
-        // srun plans with the job's CPUs; a step that takes only its tasks'
-        // share of a node (-c, --exact) may hold fewer, unknown until Slurm
-        // creates it. Say so rather than show CPUs that may not be the ones.
-        const bool bound =
-            std::any_of(plan_.ranks.begin(), plan_.ranks.end(),
-                        [](const RankPlacement &r) { return r.binding != kUnbound; });
-        if (bound && (cmd.last("cpus-per-task") || cmd.last("exact") ||
-                      env(slurm_release::cpusPerTaskVariable()) || env("SLURM_EXACT")))
-            map += "Bindings above are within the job's CPUs; with -c or --exact the step may "
-                   "hold fewer on a node, and each node binds within those it holds (its node "
-                   "server logs where that narrows a binding).\n";
-        std::fwrite(map.data(), 1, map.size(), stderr);
-        std::fflush(stderr);
-    }
-    // The srun-side cost of stepmap, shown by `srun -v` once srun knows
-    // its verbosity (local_user_init).
-    planMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-                  .count() -
-              allocationMs_;
-
-    // -N, -w, -x and --ntasks-per-node chose the nodes (and were checked
-    // against the plan); srun must not apply them again to the step, which
-    // the host file now lays out: run srun anew without them.
-    std::vector<std::string> rest =
-        argumentsWithout(args, cmd, {SrunOptionRole::StepNodes, SrunOptionRole::TasksPerNode});
-    if (rest != args)
-        reexecute(rest);
-    return 0;
+// --display-map: mpirun's job map, on srun's stderr.
+void SrunSide::displayJobMap(const SrunCommandLine &cmd) {
+    auto job = env("SLURM_JOB_ID");
+    JobMapHeader header = reportedJobMapHeader(report_, job ? *job : "N/A");
+    describeParaStationMapping(header, request_);
+    std::string map = formatJobMap(plan_, header, allocation_,
+                                   JobMapOptions{BoundStyle::Prrte, report_.hwthreadCpus});
+    // srun plans with the job's CPUs; a step that takes only its tasks'
+    // share of a node (-c, --exact) may hold fewer, unknown until Slurm
+    // creates it. Say so rather than show CPUs that may not be the ones.
+    const bool bound = std::any_of(plan_.ranks.begin(), plan_.ranks.end(),
+                                   [](const RankPlacement &r) { return r.binding != kUnbound; });
+    if (bound && (cmd.last("cpus-per-task") || cmd.last("exact") ||
+                  env(slurm_release::cpusPerTaskVariable()) || env("SLURM_EXACT")))
+        map += "Bindings above are within the job's CPUs; with -c or --exact the step may "
+               "hold fewer on a node, and each node binds within those it holds (its node "
+               "server logs where that narrows a binding).\n";
+    std::fwrite(map.data(), 1, map.size(), stderr);
+    std::fflush(stderr);
 }
 
 void SrunSide::fail(const std::string &message) {
@@ -587,10 +672,8 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
         // No allocation yet: ask Slurm's scheduler for one shaped by what the
         // user asked, then plan inside it as inside salloc.
         if (req.parastation.pool && req.parastation.pool->kind == NodePool::Kind::Nodes) {
-            auto loaded = loadNodeTable();
-            if (!loaded)
+            if (auto loaded = loadNodeTableOnce(table); !loaded)
                 return loaded.error();
-            table = std::move(loaded.value());
             auto named = poolIndicesAsNames(*req.parastation.pool, *table);
             if (!named)
                 return named.error();
@@ -618,19 +701,7 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
             return UserError{"cannot read job " + std::to_string(job_->jobId()) +
                              "'s allocation: " + a.error().message};
         alloc = std::move(a.value());
-        // Slurm already left out the nodes "--host !^..." excludes; the
-        // filter then has nothing left to remove.
-        std::set<std::string, std::less<>> grantedNames;
-        for (const AllocatedNode &node : alloc.nodes)
-            grantedNames.insert(node.name);
-        for (std::optional<HostSpec> *spec : {&req.host, &req.hostfile}) {
-            if (!*spec || !(*spec)->exclude)
-                continue;
-            auto &entries = (*spec)->entries;
-            std::erase_if(entries, [&](const HostEntry &e) { return !grantedNames.count(e.name); });
-            if (entries.empty())
-                spec->reset();
-        }
+        keepExclusionsOfGrantedNodes(req, alloc);
     }
     // -N, -w, -x: the step's nodes within the job, as Slurm would choose them
     // (a job stepmap asked for was shaped by them already: the step is all of it).
@@ -647,64 +718,25 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
     // Sorting by load or processes needs Slurm's node table; nothing else
     // does, so only then does srun ask slurmctld.
     if (needsNodeFigures(req.parastation.nodesSort)) {
-        if (!table) {
-            auto loaded = loadNodeTable();
-            if (!loaded)
-                return loaded.error();
-            table = std::move(loaded.value());
-        }
+        if (auto loaded = loadNodeTableOnce(table); !loaded)
+            return loaded.error();
         req.parastation.figures = nodeFigures(*table, alloc, true);
     }
     if (needsHardware(req)) {
-        if (!table) {
-            auto loaded = loadNodeTable();
-            if (!loaded)
-                return loaded.error();
-            table = std::move(loaded.value());
-        }
+        if (auto loaded = loadNodeTableOnce(table); !loaded)
+            return loaded.error();
         auto attached = attachNodeModels(alloc, *table,
                                          job_ ? std::to_string(job_->jobId()) : jobId.value_or(""));
         if (!attached)
             return attached.error();
     }
-    // srun's -c (or the variable this release's srun reads as -c, which
-    // sbatch -c sets): each rank takes that many of a node's CPUs, so the
-    // plan must count slots as Slurm will. --tpp and PE=n count their own.
-    if (!req.parastation.threadsPerProcess && !req.map.pe) {
-        std::optional<std::string> cpus, source;
-        if (const SrunOption *c = cmd.last("cpus-per-task"); c && c->value) {
-            cpus = c->value;
-            source = c->written + " " + *c->value;
-        } else if (auto v = env(slurm_release::cpusPerTaskVariable())) {
-            cpus = v;
-            source = std::string(slurm_release::cpusPerTaskVariable()) + "=" + *v;
-        }
-        if (cpus) {
-            auto n = parseProcessCount(*cpus);
-            if (!n)
-                return UserError{*source + ": " + n.error().message};
-            auto divided = slotsForCpusPerTask(alloc, n.value(), *source);
-            if (!divided)
-                return divided.error();
-            alloc = std::move(divided.value());
-        }
-    }
+    if (auto divided = divideSlotsByCpusPerTask(cmd, req, alloc); !divided)
+        return divided.error();
     auto p = planJob(alloc, req);
     if (!p)
         return p.error();
-    // --ntasks-per-node is srun's, and must describe this plan.
-    if (const SrunOption *perNode = cmd.last("ntasks-per-node") ? cmd.last("ntasks-per-node")
-                                                                : cmd.last("tasks-per-node")) {
-        const LaunchPlan &plan = p.value().plan;
-        for (std::uint32_t n = 0; n < plan.nodes.size(); ++n) {
-            const std::size_t here = plan.ranksOn(n).size();
-            if (std::to_string(here) != perNode->value.value_or(""))
-                return UserError{perNode->written + " " + perNode->value.value_or("") +
-                                 " disagrees with the plan, which puts " + std::to_string(here) +
-                                 " ranks on " + plan.nodes[n].name + "; drop " + perNode->written +
-                                 " or change the placement options"};
-        }
-    }
+    if (auto agreed = checkTasksPerNode(cmd, p.value().plan); !agreed)
+        return agreed.error();
     plan_ = std::move(p.value().plan);
     report_ = std::move(p.value().report);
     allocation_ = std::move(alloc);

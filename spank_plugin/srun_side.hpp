@@ -49,6 +49,11 @@ private:
     [[noreturn]] void fail(const std::string &message);
     // Runs srun anew with `args` (argv without argv[0]); returns only to fail.
     [[noreturn]] void reexecute(const std::vector<std::string> &args);
+    // init's steps once the plan is made (srun_side.cpp).
+    void refuseLayoutOptions(const SrunCommandLine &cmd, const std::string &engaged);
+    void writeHostfile();
+    void exportPlan();
+    void displayJobMap(const SrunCommandLine &cmd);
     // The allocation (asked of Slurm when srun has none), the step's nodes in
     // it, then the plan.
     Expected<bool> plan(const SrunCommandLine &cmd, const EnvironmentValues &environment);
