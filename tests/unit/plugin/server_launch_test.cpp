@@ -100,25 +100,19 @@ TEST(ServerLaunch, FailuresNameTheReason) {
     }
 }
 
+// SIGTERM first; SIGKILL for a process that has not gone after the wait.
 TEST(ServerProcess, StopEndsTheProcess) {
-    ServerProcess p = sleeper(false);
-    const pid_t pid = p.pid();
-    ASSERT_TRUE(p);
-    p.stop(2000);
-    EXPECT_FALSE(p);
-    int status = reap(pid);
-    ASSERT_TRUE(WIFSIGNALED(status));
-    EXPECT_EQ(WTERMSIG(status), SIGTERM);
-}
-
-TEST(ServerProcess, KilledWhenItIgnoresTheStop) {
-    ServerProcess p = sleeper(true);
-    const pid_t pid = p.pid();
-    usleep(100 * 1000); // let it ignore SIGTERM first
-    p.stop(200);
-    int status = reap(pid);
-    ASSERT_TRUE(WIFSIGNALED(status));
-    EXPECT_EQ(WTERMSIG(status), SIGKILL);
+    for (const bool ignoresTerm : {false, true}) {
+        ServerProcess p = sleeper(ignoresTerm);
+        const pid_t pid = p.pid();
+        ASSERT_TRUE(p);
+        usleep(100 * 1000); // let it set up its signals first
+        p.stop(200);
+        EXPECT_FALSE(p);
+        int status = reap(pid);
+        ASSERT_TRUE(WIFSIGNALED(status));
+        EXPECT_EQ(WTERMSIG(status), ignoresTerm ? SIGKILL : SIGTERM);
+    }
 }
 
 TEST(ServerProcess, ForgetLeavesItRunning) {
