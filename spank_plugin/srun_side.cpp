@@ -865,27 +865,35 @@ int SrunSide::initPostOpt(spank_t) {
 int SrunSide::localUserInit(spank_t sp) {
     if (!active_)
         return 0;
-    uint32_t tasks = 0, nnodes = 0, jobId = 0, stepId = 0;
-    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks);
-    spank_get_item(sp, S_JOB_NNODES, &nnodes);
+    uint32_t jobId = 0, stepId = 0;
     spank_get_item(sp, S_JOB_ID, &jobId);
     spank_get_item(sp, S_JOB_STEPID, &stepId);
-    std::set<std::uint32_t> used;
-    std::vector<std::uint32_t> nodeOfRank;
-    for (auto &r : plan_.ranks) {
-        used.insert(r.node);
-        nodeOfRank.push_back(r.node);
-    }
-    if (tasks != plan_.ranks.size() || nnodes != used.size()) {
-        logError("Slurm created step " + std::to_string(jobId) + "." + std::to_string(stepId) +
-                 " with " + std::to_string(tasks) + " tasks on " + std::to_string(nnodes) +
-                 " nodes, but the plan has " + std::to_string(plan_.ranks.size()) + " tasks on " +
-                 std::to_string(used.size()) +
-                 " nodes; not starting a layout that differs from the plan (is -n consistent "
-                 "with --host/--hostfile?)");
+    if (!stepMatchesPlan(sp, jobId, stepId))
         return -1;
-    }
+    logPlanCost();
+    return startHub(jobId, stepId) ? 0 : -1;
+}
 
+bool SrunSide::stepMatchesPlan(spank_t sp, std::uint32_t jobId, std::uint32_t stepId) {
+    uint32_t tasks = 0, nnodes = 0;
+    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks);
+    spank_get_item(sp, S_JOB_NNODES, &nnodes);
+    std::set<std::uint32_t> used;
+    for (auto &r : plan_.ranks)
+        used.insert(r.node);
+    if (tasks == plan_.ranks.size() && nnodes == used.size())
+        return true;
+    logError("Slurm created step " + std::to_string(jobId) + "." + std::to_string(stepId) +
+             " with " + std::to_string(tasks) + " tasks on " + std::to_string(nnodes) +
+             " nodes, but the plan has " + std::to_string(plan_.ranks.size()) + " tasks on " +
+             std::to_string(used.size()) +
+             " nodes; not starting a layout that differs from the plan (is -n consistent "
+             "with --host/--hostfile?)");
+    return false;
+}
+
+// srun -v: what planning cost srun.
+void SrunSide::logPlanCost() {
     char line[160];
     if (allocationMs_ > 0)
         std::snprintf(line, sizeof line,
@@ -898,10 +906,10 @@ int SrunSide::localUserInit(spank_t sp) {
     logVerbose(line);
     for (const std::string &note : psiNotes_)
         logVerbose(note);
+}
 
-    const auto hubStarted = std::chrono::steady_clock::now();
-    std::string secret = wire::generateSecretHex();
-    std::string error;
+// What srun does when the hub reports (on the hub's thread).
+RendezvousHub::Events SrunSide::hubEvents(std::uint32_t jobId, std::uint32_t stepId) {
     RendezvousHub::Events events;
     events.onAbort = [this, jobId, stepId](std::uint32_t rank, int status, const std::string &msg) {
         int expected = -1;
@@ -927,13 +935,24 @@ int SrunSide::localUserInit(spank_t sp) {
         logError(why + "; ending the step");
         slurm_release::killJobStep(jobId, stepId, SIGKILL);
     };
+    return events;
+}
+
+// Starts the step's hub and tells the nodes where it is and the secret.
+bool SrunSide::startHub(std::uint32_t jobId, std::uint32_t stepId) {
+    const auto hubStarted = std::chrono::steady_clock::now();
+    std::vector<std::uint32_t> nodeOfRank;
+    for (auto &r : plan_.ranks)
+        nodeOfRank.push_back(r.node);
+    std::string secret = wire::generateSecretHex();
+    std::string error;
     hub_ = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan_.nodes.size()),
-                                *wire::decodeSecretHex(secret), std::move(events),
+                                *wire::decodeSecretHex(secret), hubEvents(jobId, stepId),
                                 hubSettings(site_), error);
     if (!hub_) {
         logError(error + " (set hub_address= in plugstack.conf to the address the nodes use "
                          "to reach this host)");
-        return -1;
+        return false;
     }
     const std::string address = hub_->address();
     const double hubMs =
@@ -945,7 +964,7 @@ int SrunSide::localUserInit(spank_t sp) {
                " at " + address + " (ready in " + cost + " ms)");
     setenv(kHubVariable, address.c_str(), 1);
     setenv(kSecretVariable, secret.c_str(), 1);
-    return 0;
+    return true;
 }
 
 int SrunSide::exit(spank_t) {

@@ -54,6 +54,11 @@ private:
     void writeHostfile();
     void exportPlan();
     void displayJobMap(const SrunCommandLine &cmd);
+    // localUserInit's steps.
+    bool stepMatchesPlan(spank_t sp, std::uint32_t jobId, std::uint32_t stepId);
+    void logPlanCost();
+    RendezvousHub::Events hubEvents(std::uint32_t jobId, std::uint32_t stepId);
+    bool startHub(std::uint32_t jobId, std::uint32_t stepId);
     // The allocation (asked of Slurm when srun has none), the step's nodes in
     // it, then the plan.
     Expected<bool> plan(const SrunCommandLine &cmd, const EnvironmentValues &environment);
