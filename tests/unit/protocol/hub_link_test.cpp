@@ -4,6 +4,7 @@
 
 #include "hub/hub_link.hpp"
 #include "hub/rendezvous_hub.hpp"
+#include "wire/payloads.hpp"
 #include "wire/secret.hpp"
 
 #include <gtest/gtest.h>
@@ -255,4 +256,51 @@ TEST_F(HubLinkTest, NoHubFailsWhatWaitsAndStopsTheServer) {
     EXPECT_FALSE(h0.lines.empty());
     EXPECT_EQ(h0.lines[0].rfind("could not join srun's rendezvous (connection failed: ", 0), 0u)
         << h0.lines[0];
+}
+
+// A hub of the test's own on the link's loop: welcomes the server, then asks
+// it for a rank it does not hold. The link refuses and the server stops.
+TEST_F(HubLinkTest, ARequestForAnotherNodesRankEndsTheLink) {
+    auto listener = uvnet::makeHandle(uv_tcp_init, &loop_);
+    sockaddr_in addr{};
+    uv_ip4_addr("127.0.0.1", 0, &addr);
+    ASSERT_EQ(uv_tcp_bind(listener.get(), reinterpret_cast<const sockaddr *>(&addr), 0), 0);
+    int len = sizeof addr;
+    uv_tcp_getsockname(listener.get(), reinterpret_cast<sockaddr *>(&addr), &len);
+    struct FakeHub {
+        std::string secret;
+        uvnet::FrameConnection::Ptr conn;
+        std::string closed;
+    } fake{secret_, nullptr, {}};
+    listener->data = &fake;
+    ASSERT_EQ(uv_listen(reinterpret_cast<uv_stream_t *>(listener.get()), 4,
+                        [](uv_stream_t *server, int) {
+                            auto *f = static_cast<FakeHub *>(server->data);
+                            uvnet::FrameConnection::Callbacks cb;
+                            cb.onFrames = [](uvnet::FrameConnection &c,
+                                             std::vector<wire::Frame> &) {
+                                // The Hello: welcome it, then ask for rank 1 (node 1's).
+                                c.send(wire::MessageType::Welcome, std::string());
+                                c.send(wire::MessageType::DmodexRequest,
+                                       wire::encode(wire::DmodexRequestMsg{9, 1, 1}));
+                            };
+                            cb.onClosed = [f](uvnet::FrameConnection &, const std::string &why) {
+                                f->closed = why;
+                            };
+                            f->conn = uvnet::FrameConnection::accept(server, f->secret, cb);
+                        }),
+              0);
+
+    FakeHost h0;
+    auto &a = link(0, h0, ntohs(addr.sin_port));
+    a.connect();
+    ASSERT_TRUE(runUntil([&] { return lost_.count(0) == 1 && !fake.closed.empty(); }));
+    EXPECT_EQ(lost_[0], "connection to srun's rendezvous at 127.0.0.1:" +
+                            std::to_string(ntohs(addr.sin_port)) +
+                            " ended: malformed direct modex request");
+    EXPECT_EQ(fake.closed, "peer closed the connection");
+    EXPECT_TRUE(h0.logged("joined srun's rendezvous"));
+    // Both go before fake does; TearDown's loop frees them.
+    fake.conn.reset();
+    listener.reset();
 }
