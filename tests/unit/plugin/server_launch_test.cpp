@@ -59,7 +59,7 @@ TEST(ServerLaunch, ReportedEnvironmentAsTheJobsUser) {
     // $1 is the ready socket's number, as "{fd}" passes it.
     auto running = launchServer(shellServer(
         "printf 'READY\\nRANK 0\\nENV PMIX_UID=%s\\nENV PMIX_CWD=%s\\nENV PMIX_FD=%s\\nEND\\n' "
-        "\"$(id -u)\" \"$(pwd)\" \"$1\" >&\"$1\"; sleep 30"));
+        "\"$(id -u)\" \"$(pwd)\" \"$1\" >&\"$1\"; exec sleep 30"));
     ASSERT_TRUE(running) << running.error().message;
     EXPECT_TRUE(running->process);
     EXPECT_TRUE(running->notices);
@@ -89,7 +89,7 @@ TEST(ServerLaunch, FailuresNameTheReason) {
     } cases[] = {
         {"printf 'ERROR no topology\\n' >&\"$1\"", 10, "no topology"},
         // Stopped after the timeout.
-        {"sleep 30", 1, "the server did not report ready within 1 s"},
+        {"exec sleep 30", 1, "the server did not report ready within 1 s"},
         {"printf 'READY\\nRANK 5\\nEND\\n' >&\"$1\"", 10,
          "the server's ready report is malformed at line 2 ('RANK 5'): not a rank of this node"},
     };
