@@ -391,6 +391,49 @@ std::optional<Reexec> takeReexec() {
     return r;
 }
 
+// PSI_NODES indexes the cluster's nodes when srun has no allocation: the
+// allocation request names them.
+Expected<bool> namePoolNodes(PlanRequest &req, NodeTable &table) {
+    if (!req.parastation.pool || req.parastation.pool->kind != NodePool::Kind::Nodes)
+        return true;
+    if (auto loaded = loadNodeTableOnce(table); !loaded)
+        return loaded.error();
+    auto named = poolIndicesAsNames(*req.parastation.pool, *table);
+    if (!named)
+        return named.error();
+    req.parastation.pool = std::move(named.value());
+    return true;
+}
+
+// The job srun runs in: --jobid (srun's own option wins), else the one
+// salloc/sbatch set; none without an allocation.
+std::optional<std::string> jobToRunIn(const SrunCommandLine &cmd) {
+    std::optional<std::string> jobId = env("SLURM_JOB_ID");
+    if (const SrunOption *given = cmd.last("jobid"); given && given->value) {
+        if (jobId && *jobId != *given->value) {
+            // srun runs in the --jobid job: the variables are another job's.
+            unsetenv("SLURM_JOB_NODELIST");
+            unsetenv("SLURM_JOB_CPUS_PER_NODE");
+        }
+        jobId = given->value;
+    }
+    return jobId;
+}
+
+// -N, -w, -x: the step's nodes within the job, as Slurm would choose them.
+Expected<bool> narrowToStepNodes(const SrunCommandLine &cmd, Allocation &alloc) {
+    auto stepNodes = stepNodeRequest(cmd);
+    if (!stepNodes)
+        return stepNodes.error();
+    if (stepNodes->any()) {
+        auto chosen = selectStepNodes(alloc, stepNodes.value());
+        if (!chosen)
+            return chosen.error();
+        alloc = std::move(chosen.value());
+    }
+    return true;
+}
+
 // Slurm already left out the nodes "--host !^..." excludes from the job it
 // granted; the filter then has nothing left to remove.
 void keepExclusionsOfGrantedNodes(PlanRequest &req, const Allocation &alloc) {
@@ -652,17 +695,7 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
     NodeTable table; // Slurm's node table, loaded only when needed
 
     Allocation alloc;
-    // The job srun runs in: --jobid (srun's own option wins), else the one
-    // salloc/sbatch set.
-    std::optional<std::string> jobId = env("SLURM_JOB_ID");
-    if (const SrunOption *given = cmd.last("jobid"); given && given->value) {
-        if (jobId && *jobId != *given->value) {
-            // srun runs in the --jobid job: the variables are another job's.
-            unsetenv("SLURM_JOB_NODELIST");
-            unsetenv("SLURM_JOB_CPUS_PER_NODE");
-        }
-        jobId = given->value;
-    }
+    const std::optional<std::string> jobId = jobToRunIn(cmd);
     if (jobId) {
         auto a = jobAllocation(*jobId);
         if (!a)
@@ -671,14 +704,8 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
     } else {
         // No allocation yet: ask Slurm's scheduler for one shaped by what the
         // user asked, then plan inside it as inside salloc.
-        if (req.parastation.pool && req.parastation.pool->kind == NodePool::Kind::Nodes) {
-            if (auto loaded = loadNodeTableOnce(table); !loaded)
-                return loaded.error();
-            auto named = poolIndicesAsNames(*req.parastation.pool, *table);
-            if (!named)
-                return named.error();
-            req.parastation.pool = std::move(named.value());
-        }
+        if (auto named = namePoolNodes(req, table); !named)
+            return named.error();
         auto shape = allocationShapeFor(req);
         if (!shape)
             return shape.error();
@@ -703,17 +730,10 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
         alloc = std::move(a.value());
         keepExclusionsOfGrantedNodes(req, alloc);
     }
-    // -N, -w, -x: the step's nodes within the job, as Slurm would choose them
-    // (a job stepmap asked for was shaped by them already: the step is all of it).
-    auto stepNodes = job_ ? Expected<StepNodeRequest>(StepNodeRequest{}) : stepNodeRequest(cmd);
-    if (!stepNodes)
-        return stepNodes.error();
-    if (stepNodes->any()) {
-        auto chosen = selectStepNodes(alloc, stepNodes.value());
-        if (!chosen)
+    // A job stepmap asked for was shaped by -N, -w, -x already: the step is all of it.
+    if (!job_)
+        if (auto chosen = narrowToStepNodes(cmd, alloc); !chosen)
             return chosen.error();
-        alloc = std::move(chosen.value());
-    }
 
     // Sorting by load or processes needs Slurm's node table; nothing else
     // does, so only then does srun ask slurmctld.
