@@ -98,27 +98,25 @@ bool tell(int fd, const std::string &message) {
 
 // Starts the watcher (double fork: srun never waits for it) and returns the
 // write end of its pipe, close-on-exec.
-int startWatcher() {
+os::UniqueFd startWatcher() {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
-        return -1;
+        return {};
+    os::UniqueFd readEnd(fds[0]), writeEnd(fds[1]);
     pid_t child = fork();
-    if (child < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
+    if (child < 0)
+        return {};
     if (child == 0) {
-        close(fds[1]);
+        writeEnd.reset();
         if (fork() == 0)
-            watch(fds[0]);
+            watch(readEnd.get());
         _exit(0);
     }
-    close(fds[0]);
+    readEnd.reset();
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    return fds[1];
+    return writeEnd;
 }
 
 // The allocation request in progress, for the pending callback (a plain C
@@ -203,10 +201,7 @@ Expected<JobAllocation::Granted> JobAllocation::lookup(std::uint32_t jobId) {
     return g;
 }
 
-JobAllocation::~JobAllocation() {
-    if (watcherFd_ >= 0)
-        close(watcherFd_);
-}
+JobAllocation::~JobAllocation() = default;
 
 namespace {
 
@@ -306,11 +301,11 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
 
     std::unique_ptr<JobAllocation> job(new JobAllocation());
     job->watcherFd_ = startWatcher();
-    if (job->watcherFd_ < 0)
+    if (!job->watcherFd_)
         return UserError{std::string("cannot start the allocation's watcher process: ") +
                          std::strerror(errno)};
 
-    gPendingWatcherFd = job->watcherFd_;
+    gPendingWatcherFd = job->watcherFd_.get();
     gInterrupted = 0;
     struct sigaction wait {
     }, old[4];
@@ -332,7 +327,7 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
     const int error = errno;
     Expected<bool> ready = true;
     if (resp) {
-        tell(job->watcherFd_, "J" + std::to_string(slurm_release::jobIdOf(*resp)) + "\n");
+        tell(job->watcherFd_.get(), "J" + std::to_string(slurm_release::jobIdOf(*resp)) + "\n");
         ready = waitNodesReady(slurm_release::jobIdOf(*resp));
     }
     pthread_sigmask(SIG_SETMASK, &oldMask, nullptr);
@@ -354,7 +349,7 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
                          slurm_strerror(error) + named};
     }
     job->jobId_ = slurm_release::jobIdOf(*resp);
-    tell(job->watcherFd_, "J" + std::to_string(job->jobId_) + "\n");
+    tell(job->watcherFd_.get(), "J" + std::to_string(job->jobId_) + "\n");
     job->nodeList_ = resp->node_list ? resp->node_list : "";
     job->cpusPerNode_ = cpusPerNodeText(*resp);
     job->partition_ = resp->partition ? resp->partition : "";
@@ -389,10 +384,10 @@ void JobAllocation::exportJobVariables() const {
 }
 
 int JobAllocation::keepAcrossExec() {
-    int flags = watcherFd_ >= 0 ? fcntl(watcherFd_, F_GETFD) : -1;
+    int flags = watcherFd_ ? fcntl(watcherFd_.get(), F_GETFD) : -1;
     if (flags >= 0)
-        fcntl(watcherFd_, F_SETFD, flags & ~FD_CLOEXEC);
-    return watcherFd_;
+        fcntl(watcherFd_.get(), F_SETFD, flags & ~FD_CLOEXEC);
+    return watcherFd_.get();
 }
 
 std::unique_ptr<JobAllocation> JobAllocation::adopt(std::uint32_t jobId, int watcherFd) {
@@ -402,7 +397,7 @@ std::unique_ptr<JobAllocation> JobAllocation::adopt(std::uint32_t jobId, int wat
     fcntl(watcherFd, F_SETFD, FD_CLOEXEC);
     std::unique_ptr<JobAllocation> adopted(new JobAllocation());
     adopted->jobId_ = jobId;
-    adopted->watcherFd_ = watcherFd;
+    adopted->watcherFd_.reset(watcherFd);
     return adopted;
 }
 
@@ -412,7 +407,7 @@ void JobAllocation::release(int status) {
     released_ = true;
     if (slurm_release::completeJob(jobId_, static_cast<std::uint32_t>(status)) == SLURM_SUCCESS ||
         errno == ESLURM_ALREADY_DONE)
-        tell(watcherFd_, "R\n");
+        tell(watcherFd_.get(), "R\n");
     // Otherwise the watcher cancels it when srun is gone.
 }
 

@@ -15,6 +15,7 @@
 
 #include "allocation_request.hpp"
 #include "base/expected.hpp"
+#include "unique_fd.hpp"
 
 namespace stepmap::plugin {
 
@@ -58,7 +59,7 @@ private:
 
     std::uint32_t jobId_ = 0;
     std::string nodeList_, cpusPerNode_, partition_;
-    int watcherFd_ = -1; // write end of the watcher's pipe
+    os::UniqueFd watcherFd_; // write end of the watcher's pipe
     bool released_ = false;
 };
 

@@ -1,5 +1,7 @@
 #include "server_launch.hpp"
 
+#include "ready/ready_socket.hpp"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -186,37 +188,12 @@ Expected<ServerProcess> receiveServer(int control) {
     return ServerProcess(m.pid, UniqueFd(pidfd));
 }
 
-// Reads the report until the server closes its end, the size cap or the
-// deadline.
-Expected<std::string> readReport(int fd, int timeoutSec, std::size_t cap) {
-    std::string text;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSec);
-    char buf[4096];
-    for (;;) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        deadline - std::chrono::steady_clock::now())
-                        .count();
-        if (left <= 0)
-            return UserError{"the server did not report ready within " +
-                             std::to_string(timeoutSec) + " s"};
-        pollfd p{fd, POLLIN, 0};
-        int rc = poll(&p, 1, static_cast<int>(std::min<long long>(left, INT_MAX)));
-        if (rc <= 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return text;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > cap)
-            return UserError{"the server's ready report is larger than " + std::to_string(cap) +
-                             " bytes"};
-        // A complete report ends with its last line; the server keeps its
-        // end open only until it has written it.
-        if (text.ends_with("\nEND\n") || (text.starts_with("ERROR ") && text.ends_with("\n")))
-            return text;
-    }
+// A connected pair of sockets of type, each end owned.
+Expected<std::pair<UniqueFd, UniqueFd>> socketPair(int type) {
+    int fds[2];
+    if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fds) != 0)
+        return UserError{std::string("socketpair: ") + std::strerror(errno)};
+    return std::pair<UniqueFd, UniqueFd>(UniqueFd(fds[0]), UniqueFd(fds[1]));
 }
 
 } // namespace
@@ -236,13 +213,14 @@ void ServerProcess::stop(int waitMs) {
 }
 
 Expected<RunningServer> launchServer(ServerLaunch launch) {
-    int ready[2], control[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ready) != 0)
-        return UserError{std::string("socketpair: ") + std::strerror(errno)};
-    UniqueFd readyOurs(ready[0]), readyTheirs(ready[1]);
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) != 0)
-        return UserError{std::string("socketpair: ") + std::strerror(errno)};
-    UniqueFd controlOurs(control[0]), controlTheirs(control[1]);
+    auto ready = socketPair(SOCK_STREAM);
+    if (!ready)
+        return ready.error();
+    auto control = socketPair(SOCK_SEQPACKET);
+    if (!control)
+        return control.error();
+    auto &[readyOurs, readyTheirs] = ready.value();
+    auto &[controlOurs, controlTheirs] = control.value();
     UniqueFd devnull(open("/dev/null", O_RDWR | O_CLOEXEC));
     if (!devnull)
         return UserError{std::string("/dev/null: ") + std::strerror(errno)};
@@ -268,14 +246,14 @@ Expected<RunningServer> launchServer(ServerLaunch launch) {
         out.process.stop(200);
         return UserError{why};
     };
-    auto text = readReport(readyOurs.get(), launch.timeoutSec,
-                           wire::maxReadyReportBytes(launch.localRanks.size()));
+    auto text = ready::readReport(readyOurs.get(), launch.timeoutSec,
+                                  ready::maxReadyReportBytes(launch.localRanks.size()));
     if (!text)
         return fail(text.error().message);
     if (text->empty())
         return fail("the server exited before it was ready (see the node's log; exit codes "
                     "120-127 mean it could not drop privileges, set up or be executed)");
-    auto envs = wire::decodeReadyReport(*text, launch.localRanks);
+    auto envs = ready::decodeReadyReport(*text, launch.localRanks);
     if (!envs)
         return fail(envs.error().message);
     out.clientEnv = std::move(envs.value());

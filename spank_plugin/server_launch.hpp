@@ -10,8 +10,8 @@
 // handed over on a socket only root processes held, and signals only that.
 
 #include "base/expected.hpp"
+#include "ready/ready_report.hpp"
 #include "unique_fd.hpp"
-#include "wire/ready_report.hpp"
 
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -62,7 +62,7 @@ private:
 
 struct RunningServer {
     ServerProcess process;
-    std::map<std::uint32_t, wire::ClientEnvironment> clientEnv;
+    std::map<std::uint32_t, ready::ClientEnvironment> clientEnv;
     // The ready socket, kept for notices to the server ("X <rank> <status>"
     // when a task fails); written without blocking, never read again.
     os::UniqueFd notices;
@@ -72,7 +72,9 @@ Expected<RunningServer> launchServer(ServerLaunch launch);
 
 // Runs work in a child process that fully dropped to uid/gid first, so it
 // can do no more than the user could; waits at most timeoutMs (then kills
-// it). True if work returned true.
+// it). True if work returned true. work runs in a forked child of the
+// multithreaded slurmstepd: it may make only async-signal-safe calls
+// (os::removeTree does; build what it needs before).
 bool runAsUser(uid_t uid, gid_t gid, const std::function<bool()> &work, int timeoutMs);
 
 // The job's soft limits from Slurm's SLURM_RLIMIT_<NAME>=[U]<value>

@@ -213,6 +213,17 @@ Expected<NodeTable> loadNodeTable() {
     return NodeTable(nodes);
 }
 
+// Loads the node table into table unless it holds it already.
+Expected<bool> loadNodeTableOnce(NodeTable &table) {
+    if (table)
+        return true;
+    auto loaded = loadNodeTable();
+    if (!loaded)
+        return loaded.error();
+    table = std::move(loaded.value());
+    return true;
+}
+
 // --nodes-sort's figures for the allocated nodes: Slurm's CPUTot, its
 // 1-minute CPULoad (Slurm keeps no 5- or 15-minute load) and AllocCPUs less
 // this job's own CPUs there (`ownAllocation`: srun runs inside the job), so
@@ -363,6 +374,108 @@ std::optional<Reexec> takeReexec() {
     return r;
 }
 
+// PSI_NODES indexes the cluster's nodes when srun has no allocation: the
+// allocation request names them.
+Expected<bool> namePoolNodes(PlanRequest &req, NodeTable &table) {
+    if (!req.parastation.pool || req.parastation.pool->kind != NodePool::Kind::Nodes)
+        return true;
+    if (auto loaded = loadNodeTableOnce(table); !loaded)
+        return loaded.error();
+    auto named = poolIndicesAsNames(*req.parastation.pool, *table);
+    if (!named)
+        return named.error();
+    req.parastation.pool = std::move(named.value());
+    return true;
+}
+
+// The job srun runs in: --jobid (srun's own option wins), else the one
+// salloc/sbatch set; none without an allocation.
+std::optional<std::string> jobToRunIn(const SrunCommandLine &cmd) {
+    std::optional<std::string> jobId = env("SLURM_JOB_ID");
+    if (const SrunOption *given = cmd.last("jobid"); given && given->value) {
+        if (jobId && *jobId != *given->value) {
+            // srun runs in the --jobid job: the variables are another job's.
+            unsetenv("SLURM_JOB_NODELIST");
+            unsetenv("SLURM_JOB_CPUS_PER_NODE");
+        }
+        jobId = given->value;
+    }
+    return jobId;
+}
+
+// -N, -w, -x: the step's nodes within the job, as Slurm would choose them.
+Expected<bool> narrowToStepNodes(const SrunCommandLine &cmd, Allocation &alloc) {
+    auto stepNodes = stepNodeRequest(cmd);
+    if (!stepNodes)
+        return stepNodes.error();
+    if (stepNodes->any()) {
+        auto chosen = selectStepNodes(alloc, stepNodes.value());
+        if (!chosen)
+            return chosen.error();
+        alloc = std::move(chosen.value());
+    }
+    return true;
+}
+
+// Slurm already left out the nodes "--host !^..." excludes from the job it
+// granted; the filter then has nothing left to remove.
+void keepExclusionsOfGrantedNodes(PlanRequest &req, const Allocation &alloc) {
+    std::set<std::string, std::less<>> grantedNames;
+    for (const AllocatedNode &node : alloc.nodes)
+        grantedNames.insert(node.name);
+    for (std::optional<HostSpec> *spec : {&req.host, &req.hostfile}) {
+        if (!*spec || !(*spec)->exclude)
+            continue;
+        auto &entries = (*spec)->entries;
+        std::erase_if(entries, [&](const HostEntry &e) { return !grantedNames.count(e.name); });
+        if (entries.empty())
+            spec->reset();
+    }
+}
+
+// srun's -c (or the variable this release's srun reads as -c, which
+// sbatch -c sets): each rank takes that many of a node's CPUs, so the
+// plan must count slots as Slurm will. --tpp and PE=n count their own.
+Expected<bool> divideSlotsByCpusPerTask(const SrunCommandLine &cmd, const PlanRequest &req,
+                                        Allocation &alloc) {
+    if (req.parastation.threadsPerProcess || req.map.pe)
+        return true;
+    std::optional<std::string> cpus, source;
+    if (const SrunOption *c = cmd.last("cpus-per-task"); c && c->value) {
+        cpus = c->value;
+        source = c->written + " " + *c->value;
+    } else if (auto v = env(slurm_release::cpusPerTaskVariable())) {
+        cpus = v;
+        source = std::string(slurm_release::cpusPerTaskVariable()) + "=" + *v;
+    }
+    if (cpus) {
+        auto n = parseProcessCount(*cpus);
+        if (!n)
+            return UserError{*source + ": " + n.error().message};
+        auto divided = slotsForCpusPerTask(alloc, n.value(), *source);
+        if (!divided)
+            return divided.error();
+        alloc = std::move(divided.value());
+    }
+    return true;
+}
+
+// --ntasks-per-node is srun's, and must describe this plan.
+Expected<bool> checkTasksPerNode(const SrunCommandLine &cmd, const LaunchPlan &plan) {
+    if (const SrunOption *perNode = cmd.last("ntasks-per-node") ? cmd.last("ntasks-per-node")
+                                                                : cmd.last("tasks-per-node")) {
+        for (std::uint32_t n = 0; n < plan.nodes.size(); ++n) {
+            const std::size_t here = plan.ranksOn(n).size();
+            if (std::to_string(here) != perNode->value.value_or(""))
+                return UserError{perNode->written + " " + perNode->value.value_or("") +
+                                 " disagrees with the plan, which puts " + std::to_string(here) +
+                                 " ranks on " + plan.nodes[n].name + "; drop " + perNode->written +
+                                 " or change the placement options"};
+        }
+    }
+    return true;
+}
+
 } // namespace
 
 int SrunSide::init(spank_t) {
@@ -384,8 +497,8 @@ int SrunSide::init(spank_t) {
             refuse("lost the plan across srun's restart: " + decoded.error().message);
         active_ = true;
         plan_ = std::move(decoded.value());
-        hostfileFd_ = reexec->hostfileFd;
-        fcntl(hostfileFd_, F_SETFD, FD_CLOEXEC);
+        hostfileFd_.reset(reexec->hostfileFd);
+        fcntl(hostfileFd_.get(), F_SETFD, FD_CLOEXEC);
         planMs_ = reexec->planMs;
         allocationMs_ = reexec->allocationMs;
         if (reexec->job) {
@@ -414,13 +527,7 @@ int SrunSide::init(spank_t) {
     if (cmd.multiProg)
         multiProgFile_ = cmd.program.value_or("");
 
-    if (cmd.mpi && *cmd.mpi != "none")
-        refuse("--mpi=" + *cmd.mpi + " conflicts with " + engaged +
-               ": stepmap serves PMIx to this step itself. Remove --mpi (or use --mpi=none).");
-    if (!cmd.layoutOptions.empty())
-        refuse(cmd.layoutOptions.front() + " lays the tasks out itself, and " + engaged +
-               " decide the layout here; drop " + cmd.layoutOptions.front() +
-               " (choose nodes with -N, -w, -x, --host or --hostfile)");
+    refuseLayoutOptions(cmd, engaged);
 
     auto planned = plan(cmd, environment);
     if (!planned) {
@@ -429,15 +536,46 @@ int SrunSide::init(spank_t) {
         refuse(planned.error().message);
     }
 
-    // Make Slurm start exactly the plan: one line per rank, in rank order,
-    // with the arbitrary distribution (set before srun reads its environment,
-    // so the inherited task and node counts give way to the hostfile).
+    writeHostfile();
+    exportPlan();
+    if (options_.displayMap || report_.display)
+        displayJobMap(cmd);
+    // The srun-side cost of stepmap, shown by `srun -v` once srun knows
+    // its verbosity (local_user_init).
+    planMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                  .count() -
+              allocationMs_;
+
+    // -N, -w, -x and --ntasks-per-node chose the nodes (and were checked
+    // against the plan); srun must not apply them again to the step, which
+    // the host file now lays out: run srun anew without them.
+    std::vector<std::string> rest =
+        argumentsWithout(args, cmd, {SrunOptionRole::StepNodes, SrunOptionRole::TasksPerNode});
+    if (rest != args)
+        reexecute(rest);
+    return 0;
+}
+
+void SrunSide::refuseLayoutOptions(const SrunCommandLine &cmd, const std::string &engaged) {
+    if (cmd.mpi && *cmd.mpi != "none")
+        refuse("--mpi=" + *cmd.mpi + " conflicts with " + engaged +
+               ": stepmap serves PMIx to this step itself. Remove --mpi (or use --mpi=none).");
+    if (!cmd.layoutOptions.empty())
+        refuse(cmd.layoutOptions.front() + " lays the tasks out itself, and " + engaged +
+               " decide the layout here; drop " + cmd.layoutOptions.front() +
+               " (choose nodes with -N, -w, -x, --host or --hostfile)");
+}
+
+// Make Slurm start exactly the plan: one line per rank, in rank order, with
+// the arbitrary distribution (set before srun reads its environment, so the
+// inherited task and node counts give way to the hostfile).
+void SrunSide::writeHostfile() {
     // The host file lives in memory (a memfd srun opens as /proc/self/fd/N):
     // no file on disk that an srun failing later could leave behind.
-    int fd = memfd_create("stepmap-hostfile", MFD_CLOEXEC);
-    if (fd < 0)
+    hostfileFd_.reset(memfd_create("stepmap-hostfile", MFD_CLOEXEC));
+    if (!hostfileFd_)
         fail(std::string("cannot create the step's host file: ") + std::strerror(errno));
-    hostfileFd_ = fd;
+    const int fd = hostfileFd_.get();
     hostfilePath_ = "/proc/self/fd/" + std::to_string(fd);
     std::string lines;
     for (auto &r : plan_.ranks)
@@ -445,7 +583,11 @@ int SrunSide::init(spank_t) {
     if (write(fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()))
         fail("cannot write the step's host file");
     lseek(fd, 0, SEEK_SET);
+}
 
+// The plan and the settings it needs, in the environment srun and the
+// nodes read.
+void SrunSide::exportPlan() {
     setenv("SLURM_HOSTFILE", hostfilePath_.c_str(), 1);
     setenv("SLURM_DISTRIBUTION", "arbitrary", 1);
     setenv("SLURM_MPI_TYPE", "none", 1);
@@ -469,41 +611,27 @@ int SrunSide::init(spank_t) {
              std::to_string(encoded.size()) +
              " bytes encoded); use --map-by slot or nodes with equal CPU counts");
     setenv(kPlanVariable, encoded.c_str(), 1);
+}
 
-    if (options_.displayMap || report_.display) {
-        auto job = env("SLURM_JOB_ID");
-        JobMapHeader header = reportedJobMapHeader(report_, job ? *job : "N/A");
-        describeParaStationMapping(header, request_);
-        std::string map = formatJobMap(plan_, header, allocation_,
-                                       JobMapOptions{BoundStyle::Prrte, report_.hwthreadCpus});
-        // srun plans with the job's CPUs; a step that takes only its tasks'
-        // share of a node (-c, --exact) may hold fewer, unknown until Slurm
-        // creates it. Say so rather than show CPUs that may not be the ones.
-        const bool bound =
-            std::any_of(plan_.ranks.begin(), plan_.ranks.end(),
-                        [](const RankPlacement &r) { return r.binding != kUnbound; });
-        if (bound && (cmd.last("cpus-per-task") || cmd.last("exact") ||
-                      env(slurm_release::cpusPerTaskVariable()) || env("SLURM_EXACT")))
-            map += "Bindings above are within the job's CPUs; with -c or --exact the step may "
-                   "hold fewer on a node, and each node binds within those it holds (its node "
-                   "server logs where that narrows a binding).\n";
-        std::fwrite(map.data(), 1, map.size(), stderr);
-        std::fflush(stderr);
-    }
-    // The srun-side cost of stepmap, shown by `srun -v` once srun knows
-    // its verbosity (local_user_init).
-    planMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-                  .count() -
-              allocationMs_;
-
-    // -N, -w, -x and --ntasks-per-node chose the nodes (and were checked
-    // against the plan); srun must not apply them again to the step, which
-    // the host file now lays out: run srun anew without them.
-    std::vector<std::string> rest =
-        argumentsWithout(args, cmd, {SrunOptionRole::StepNodes, SrunOptionRole::TasksPerNode});
-    if (rest != args)
-        reexecute(rest);
-    return 0;
+// --display-map: mpirun's job map, on srun's stderr.
+void SrunSide::displayJobMap(const SrunCommandLine &cmd) {
+    auto job = env("SLURM_JOB_ID");
+    JobMapHeader header = reportedJobMapHeader(report_, job ? *job : "N/A");
+    describeParaStationMapping(header, request_);
+    std::string map = formatJobMap(plan_, header, allocation_,
+                                   JobMapOptions{BoundStyle::Prrte, report_.hwthreadCpus});
+    // srun plans with the job's CPUs; a step that takes only its tasks'
+    // share of a node (-c, --exact) may hold fewer, unknown until Slurm
+    // creates it. Say so rather than show CPUs that may not be the ones.
+    const bool bound = std::any_of(plan_.ranks.begin(), plan_.ranks.end(),
+                                   [](const RankPlacement &r) { return r.binding != kUnbound; });
+    if (bound && (cmd.last("cpus-per-task") || cmd.last("exact") ||
+                  env(slurm_release::cpusPerTaskVariable()) || env("SLURM_EXACT")))
+        map += "Bindings above are within the job's CPUs; with -c or --exact the step may "
+               "hold fewer on a node, and each node binds within those it holds (its node "
+               "server logs where that narrows a binding).\n";
+    std::fwrite(map.data(), 1, map.size(), stderr);
+    std::fflush(stderr);
 }
 
 void SrunSide::fail(const std::string &message) {
@@ -513,12 +641,12 @@ void SrunSide::fail(const std::string &message) {
 }
 
 void SrunSide::reexecute(const std::vector<std::string> &args) {
-    int flags = fcntl(hostfileFd_, F_GETFD);
-    fcntl(hostfileFd_, F_SETFD, flags & ~FD_CLOEXEC);
+    int flags = fcntl(hostfileFd_.get(), F_GETFD);
+    fcntl(hostfileFd_.get(), F_SETFD, flags & ~FD_CLOEXEC);
     int watcher = job_ ? job_->keepAcrossExec() : -1;
     char value[128];
     std::snprintf(value, sizeof value, "%ld:%d:%.3f:%.3f:%lu:%d", static_cast<long>(getpid()),
-                  hostfileFd_, planMs_, allocationMs_,
+                  hostfileFd_.get(), planMs_, allocationMs_,
                   static_cast<unsigned long>(job_ ? job_->jobId() : 0), watcher);
     setenv(kReexecVariable, value, 1);
     std::vector<char *> argv;
@@ -550,17 +678,7 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
     NodeTable table; // Slurm's node table, loaded only when needed
 
     Allocation alloc;
-    // The job srun runs in: --jobid (srun's own option wins), else the one
-    // salloc/sbatch set.
-    std::optional<std::string> jobId = env("SLURM_JOB_ID");
-    if (const SrunOption *given = cmd.last("jobid"); given && given->value) {
-        if (jobId && *jobId != *given->value) {
-            // srun runs in the --jobid job: the variables are another job's.
-            unsetenv("SLURM_JOB_NODELIST");
-            unsetenv("SLURM_JOB_CPUS_PER_NODE");
-        }
-        jobId = given->value;
-    }
+    const std::optional<std::string> jobId = jobToRunIn(cmd);
     if (jobId) {
         auto a = jobAllocation(*jobId);
         if (!a)
@@ -569,16 +687,8 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
     } else {
         // No allocation yet: ask Slurm's scheduler for one shaped by what the
         // user asked, then plan inside it as inside salloc.
-        if (req.parastation.pool && req.parastation.pool->kind == NodePool::Kind::Nodes) {
-            auto loaded = loadNodeTable();
-            if (!loaded)
-                return loaded.error();
-            table = std::move(loaded.value());
-            auto named = poolIndicesAsNames(*req.parastation.pool, *table);
-            if (!named)
-                return named.error();
-            req.parastation.pool = std::move(named.value());
-        }
+        if (auto named = namePoolNodes(req, table); !named)
+            return named.error();
         auto shape = allocationShapeFor(req);
         if (!shape)
             return shape.error();
@@ -601,93 +711,35 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
             return UserError{"cannot read job " + std::to_string(job_->jobId()) +
                              "'s allocation: " + a.error().message};
         alloc = std::move(a.value());
-        // Slurm already left out the nodes "--host !^..." excludes; the
-        // filter then has nothing left to remove.
-        std::set<std::string, std::less<>> grantedNames;
-        for (const AllocatedNode &node : alloc.nodes)
-            grantedNames.insert(node.name);
-        for (std::optional<HostSpec> *spec : {&req.host, &req.hostfile}) {
-            if (!*spec || !(*spec)->exclude)
-                continue;
-            auto &entries = (*spec)->entries;
-            std::erase_if(entries, [&](const HostEntry &e) { return !grantedNames.count(e.name); });
-            if (entries.empty())
-                spec->reset();
-        }
+        keepExclusionsOfGrantedNodes(req, alloc);
     }
-    // -N, -w, -x: the step's nodes within the job, as Slurm would choose them
-    // (a job stepmap asked for was shaped by them already: the step is all of it).
-    auto stepNodes = job_ ? Expected<StepNodeRequest>(StepNodeRequest{}) : stepNodeRequest(cmd);
-    if (!stepNodes)
-        return stepNodes.error();
-    if (stepNodes->any()) {
-        auto chosen = selectStepNodes(alloc, stepNodes.value());
-        if (!chosen)
+    // A job stepmap asked for was shaped by -N, -w, -x already: the step is all of it.
+    if (!job_)
+        if (auto chosen = narrowToStepNodes(cmd, alloc); !chosen)
             return chosen.error();
-        alloc = std::move(chosen.value());
-    }
 
     // Sorting by load or processes needs Slurm's node table; nothing else
     // does, so only then does srun ask slurmctld.
     if (needsNodeFigures(req.parastation.nodesSort)) {
-        if (!table) {
-            auto loaded = loadNodeTable();
-            if (!loaded)
-                return loaded.error();
-            table = std::move(loaded.value());
-        }
+        if (auto loaded = loadNodeTableOnce(table); !loaded)
+            return loaded.error();
         req.parastation.figures = nodeFigures(*table, alloc, true);
     }
     if (needsHardware(req)) {
-        if (!table) {
-            auto loaded = loadNodeTable();
-            if (!loaded)
-                return loaded.error();
-            table = std::move(loaded.value());
-        }
+        if (auto loaded = loadNodeTableOnce(table); !loaded)
+            return loaded.error();
         auto attached = attachNodeModels(alloc, *table,
                                          job_ ? std::to_string(job_->jobId()) : jobId.value_or(""));
         if (!attached)
             return attached.error();
     }
-    // srun's -c (or the variable this release's srun reads as -c, which
-    // sbatch -c sets): each rank takes that many of a node's CPUs, so the
-    // plan must count slots as Slurm will. --tpp and PE=n count their own.
-    if (!req.parastation.threadsPerProcess && !req.map.pe) {
-        std::optional<std::string> cpus, source;
-        if (const SrunOption *c = cmd.last("cpus-per-task"); c && c->value) {
-            cpus = c->value;
-            source = c->written + " " + *c->value;
-        } else if (auto v = env(slurm_release::cpusPerTaskVariable())) {
-            cpus = v;
-            source = std::string(slurm_release::cpusPerTaskVariable()) + "=" + *v;
-        }
-        if (cpus) {
-            auto n = parseProcessCount(*cpus);
-            if (!n)
-                return UserError{*source + ": " + n.error().message};
-            auto divided = slotsForCpusPerTask(alloc, n.value(), *source);
-            if (!divided)
-                return divided.error();
-            alloc = std::move(divided.value());
-        }
-    }
+    if (auto divided = divideSlotsByCpusPerTask(cmd, req, alloc); !divided)
+        return divided.error();
     auto p = planJob(alloc, req);
     if (!p)
         return p.error();
-    // --ntasks-per-node is srun's, and must describe this plan.
-    if (const SrunOption *perNode = cmd.last("ntasks-per-node") ? cmd.last("ntasks-per-node")
-                                                                : cmd.last("tasks-per-node")) {
-        const LaunchPlan &plan = p.value().plan;
-        for (std::uint32_t n = 0; n < plan.nodes.size(); ++n) {
-            const std::size_t here = plan.ranksOn(n).size();
-            if (std::to_string(here) != perNode->value.value_or(""))
-                return UserError{perNode->written + " " + perNode->value.value_or("") +
-                                 " disagrees with the plan, which puts " + std::to_string(here) +
-                                 " ranks on " + plan.nodes[n].name + "; drop " + perNode->written +
-                                 " or change the placement options"};
-        }
-    }
+    if (auto agreed = checkTasksPerNode(cmd, p.value().plan); !agreed)
+        return agreed.error();
     plan_ = std::move(p.value().plan);
     report_ = std::move(p.value().report);
     allocation_ = std::move(alloc);
@@ -768,37 +820,42 @@ int SrunSide::optionSeen(const std::string &name, const std::string &value) {
 
 int SrunSide::initPostOpt(spank_t) {
     // srun has read the host file by now.
-    if (hostfileFd_ >= 0) {
-        close(hostfileFd_);
-        hostfileFd_ = -1;
-    }
+    hostfileFd_.reset();
     return 0;
 }
 
 int SrunSide::localUserInit(spank_t sp) {
     if (!active_)
         return 0;
-    uint32_t tasks = 0, nnodes = 0, jobId = 0, stepId = 0;
-    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks);
-    spank_get_item(sp, S_JOB_NNODES, &nnodes);
+    uint32_t jobId = 0, stepId = 0;
     spank_get_item(sp, S_JOB_ID, &jobId);
     spank_get_item(sp, S_JOB_STEPID, &stepId);
-    std::set<std::uint32_t> used;
-    std::vector<std::uint32_t> nodeOfRank;
-    for (auto &r : plan_.ranks) {
-        used.insert(r.node);
-        nodeOfRank.push_back(r.node);
-    }
-    if (tasks != plan_.ranks.size() || nnodes != used.size()) {
-        logError("Slurm created step " + std::to_string(jobId) + "." + std::to_string(stepId) +
-                 " with " + std::to_string(tasks) + " tasks on " + std::to_string(nnodes) +
-                 " nodes, but the plan has " + std::to_string(plan_.ranks.size()) + " tasks on " +
-                 std::to_string(used.size()) +
-                 " nodes; not starting a layout that differs from the plan (is -n consistent "
-                 "with --host/--hostfile?)");
+    if (!stepMatchesPlan(sp, jobId, stepId))
         return -1;
-    }
+    logPlanCost();
+    return startHub(jobId, stepId) ? 0 : -1;
+}
 
+bool SrunSide::stepMatchesPlan(spank_t sp, std::uint32_t jobId, std::uint32_t stepId) {
+    uint32_t tasks = 0, nnodes = 0;
+    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks);
+    spank_get_item(sp, S_JOB_NNODES, &nnodes);
+    std::set<std::uint32_t> used;
+    for (auto &r : plan_.ranks)
+        used.insert(r.node);
+    if (tasks == plan_.ranks.size() && nnodes == used.size())
+        return true;
+    logError("Slurm created step " + std::to_string(jobId) + "." + std::to_string(stepId) +
+             " with " + std::to_string(tasks) + " tasks on " + std::to_string(nnodes) +
+             " nodes, but the plan has " + std::to_string(plan_.ranks.size()) + " tasks on " +
+             std::to_string(used.size()) +
+             " nodes; not starting a layout that differs from the plan (is -n consistent "
+             "with --host/--hostfile?)");
+    return false;
+}
+
+// srun -v: what planning cost srun.
+void SrunSide::logPlanCost() {
     char line[160];
     if (allocationMs_ > 0)
         std::snprintf(line, sizeof line,
@@ -811,10 +868,10 @@ int SrunSide::localUserInit(spank_t sp) {
     logVerbose(line);
     for (const std::string &note : psiNotes_)
         logVerbose(note);
+}
 
-    const auto hubStarted = std::chrono::steady_clock::now();
-    std::string secret = wire::generateSecretHex();
-    std::string error;
+// What srun does when the hub reports (on the hub's thread).
+RendezvousHub::Events SrunSide::hubEvents(std::uint32_t jobId, std::uint32_t stepId) {
     RendezvousHub::Events events;
     events.onAbort = [this, jobId, stepId](std::uint32_t rank, int status, const std::string &msg) {
         int expected = -1;
@@ -840,13 +897,24 @@ int SrunSide::localUserInit(spank_t sp) {
         logError(why + "; ending the step");
         slurm_release::killJobStep(jobId, stepId, SIGKILL);
     };
+    return events;
+}
+
+// Starts the step's hub and tells the nodes where it is and the secret.
+bool SrunSide::startHub(std::uint32_t jobId, std::uint32_t stepId) {
+    const auto hubStarted = std::chrono::steady_clock::now();
+    std::vector<std::uint32_t> nodeOfRank;
+    for (auto &r : plan_.ranks)
+        nodeOfRank.push_back(r.node);
+    std::string secret = wire::generateSecretHex();
+    std::string error;
     hub_ = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan_.nodes.size()),
-                                *wire::decodeSecretHex(secret), std::move(events),
+                                *wire::decodeSecretHex(secret), hubEvents(jobId, stepId),
                                 hubSettings(site_), error);
     if (!hub_) {
         logError(error + " (set hub_address= in plugstack.conf to the address the nodes use "
                          "to reach this host)");
-        return -1;
+        return false;
     }
     const std::string address = hub_->address();
     const double hubMs =
@@ -858,16 +926,13 @@ int SrunSide::localUserInit(spank_t sp) {
                " at " + address + " (ready in " + cost + " ms)");
     setenv(kHubVariable, address.c_str(), 1);
     setenv(kSecretVariable, secret.c_str(), 1);
-    return 0;
+    return true;
 }
 
 int SrunSide::exit(spank_t) {
     if (!active_)
         return 0;
-    if (hostfileFd_ >= 0) {
-        close(hostfileFd_);
-        hostfileFd_ = -1;
-    }
+    hostfileFd_.reset();
     {
         std::lock_guard<std::mutex> lock(endingMutex_);
         stepEnding_ = true;

@@ -5,15 +5,16 @@
 // created, and runs the step's rendezvous hub.
 
 #include "hosts/allocation.hpp"
+#include "hub/rendezvous_hub.hpp"
 #include "job_allocation.hpp"
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan/plan_report.hpp"
 #include "psi_environment.hpp"
-#include "rendezvous_hub.hpp"
 #include "request/plan_request.hpp"
 #include "site_config.hpp"
 #include "srun_command_line.hpp"
+#include "unique_fd.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -27,6 +28,8 @@ extern "C" {
 }
 
 namespace stepmap::plugin {
+
+using hub::RendezvousHub;
 
 class SrunSide {
 public:
@@ -46,6 +49,16 @@ private:
     [[noreturn]] void fail(const std::string &message);
     // Runs srun anew with `args` (argv without argv[0]); returns only to fail.
     [[noreturn]] void reexecute(const std::vector<std::string> &args);
+    // init's steps once the plan is made (srun_side.cpp).
+    void refuseLayoutOptions(const SrunCommandLine &cmd, const std::string &engaged);
+    void writeHostfile();
+    void exportPlan();
+    void displayJobMap(const SrunCommandLine &cmd);
+    // localUserInit's steps.
+    bool stepMatchesPlan(spank_t sp, std::uint32_t jobId, std::uint32_t stepId);
+    void logPlanCost();
+    RendezvousHub::Events hubEvents(std::uint32_t jobId, std::uint32_t stepId);
+    bool startHub(std::uint32_t jobId, std::uint32_t stepId);
     // The allocation (asked of Slurm when srun has none), the step's nodes in
     // it, then the plan.
     Expected<bool> plan(const SrunCommandLine &cmd, const EnvironmentValues &environment);
@@ -63,7 +76,7 @@ private:
     PlanReport report_;
     Allocation allocation_;    // with node models when the plan needed them
     std::string hostfilePath_; // /proc/self/fd/N of an in-memory file
-    int hostfileFd_ = -1;
+    os::UniqueFd hostfileFd_;
     double planMs_ = 0;       // srun-side cost, without the wait for the allocation
     double allocationMs_ = 0; // request to grant, when stepmap asked for the job
     // PSI_* variables ignored because an option or an earlier one won;

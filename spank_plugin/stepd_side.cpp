@@ -5,6 +5,7 @@
 #include "plan/step_bindings.hpp"
 
 #include "plugin_log.hpp"
+#include "ready/task_notice.hpp"
 #include "step_directory.hpp"
 
 #include <fcntl.h>
@@ -20,7 +21,24 @@
 
 namespace stepmap::plugin {
 
+// What Slurm says of the step on this node.
+struct StepdSide::StepFacts {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::uint32_t jobId = 0, stepId = 0, localTasks = 0, totalTasks = 0, nodes = 0;
+    const char *stepCores = nullptr; // S_STEP_ALLOC_CORES, Slurm's string
+    std::string tag() const { return std::to_string(jobId) + "." + std::to_string(stepId); }
+};
+
+// Where srun's hub listens and the step's secret.
+struct StepdSide::HubAccess {
+    std::string address, secret;
+};
+
 namespace {
+
+using StepFacts = StepdSide::StepFacts;
+using HubAccess = StepdSide::HubAccess;
 
 // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN): a larger
 // plan never came from srun.
@@ -57,6 +75,102 @@ std::string fileNamePart(const std::string &name) {
     return out;
 }
 
+StepFacts readStepFacts(spank_t sp) {
+    StepFacts f;
+    spank_get_item(sp, S_JOB_UID, &f.uid);
+    spank_get_item(sp, S_JOB_GID, &f.gid);
+    spank_get_item(sp, S_JOB_ID, &f.jobId);
+    spank_get_item(sp, S_JOB_STEPID, &f.stepId);
+    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &f.localTasks);
+    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &f.totalTasks);
+    spank_get_item(sp, S_JOB_NNODES, &f.nodes);
+    char *cores = nullptr;
+    if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) == ESPANK_SUCCESS)
+        f.stepCores = cores;
+    return f;
+}
+
+Expected<bool> checkStepFacts(const StepFacts &f) {
+    if (f.uid == 0)
+        return UserError{"refusing to start the PMIx server for a root job: stepmap's server "
+                         "never runs as root; run the job as a regular user"};
+    if (!f.stepCores)
+        return UserError{"Slurm did not say which cores the step holds on this node"};
+    return true;
+}
+
+// Slurm's own figures of the step bound what the plan may hold, before
+// anything is expanded: a plan for another step (or made up) fails here.
+Expected<LaunchPlan> decodeStepPlan(const std::string &text, const StepFacts &f) {
+    PlanLimits limits;
+    limits.maxRanks = f.totalTasks;
+    limits.maxNodes = f.nodes;
+    auto plan = decodePlan(text, limits);
+    if (!plan)
+        return UserError{std::string(kPlanVariable) +
+                         " in the job environment is damaged: " + plan.error().message};
+    if (plan->ranks.size() != f.totalTasks)
+        return UserError{std::string(kPlanVariable) + " has " + std::to_string(plan->ranks.size()) +
+                         " ranks but Slurm's step has " + std::to_string(f.totalTasks) + " tasks"};
+    return plan;
+}
+
+// This node in the plan: the one holding this node's tasks (none if it runs
+// no task), and its ranks.
+struct LocalNode {
+    std::optional<std::uint32_t> node;
+    std::vector<std::uint32_t> ranks;
+};
+
+// Slurm must have put exactly the plan's ranks here.
+Expected<LocalNode> findLocalNode(spank_t sp, const LaunchPlan &plan, std::uint32_t localTasks) {
+    LocalNode local;
+    for (std::uint32_t i = 0; i < localTasks; ++i) {
+        uint32_t global = 0;
+        if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, i, &global) != ESPANK_SUCCESS ||
+            global >= plan.ranks.size())
+            return UserError{"task " + std::to_string(global) + " is not in the plan of " +
+                             std::to_string(plan.ranks.size()) + " ranks"};
+        std::uint32_t n = plan.ranks[global].node;
+        if (local.node && *local.node != n)
+            return UserError{"Slurm started ranks of different plan nodes here; the step does not "
+                             "match its plan"};
+        local.node = n;
+        local.ranks.push_back(global);
+    }
+    if (local.node && plan.ranksOn(*local.node).size() != localTasks)
+        return UserError{"Slurm started " + std::to_string(localTasks) + " tasks on " +
+                         plan.nodes[*local.node].name + " but the plan has " +
+                         std::to_string(plan.ranksOn(*local.node).size())};
+    return local;
+}
+
+Expected<HubAccess> readHubAccess(spank_t sp) {
+    auto hub = jobVariable(sp, kHubVariable, kMaxHubBytes);
+    auto secret = jobVariable(sp, kSecretVariable, kMaxSecretBytes);
+    if (!hub || !secret || !*hub || !*secret)
+        return UserError{
+            "the job environment lacks a usable SLURM_STEPMAP_HUB/SLURM_STEPMAP_SECRET "
+            "(srun did not load the stepmap plugin?)"};
+    return HubAccess{**hub, **secret};
+}
+
+// The server's log, opened here with the job user's effective ids: a new
+// file, never one that exists or a link. None if the site keeps no logs or
+// it cannot be made (said in slurmstepd's log).
+os::UniqueFd openServerLog(const SiteConfig &site, const std::string &stepTag,
+                           const std::string &nodeName) {
+    if (site.logDir.empty())
+        return {};
+    const std::string path = site.logDir + "/stepmap-stepd." + stepTag + "." + nodeName + ".log";
+    os::UniqueFd fd(
+        open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600));
+    if (!fd)
+        logError("cannot create the server's log " + path + ": " + std::strerror(errno) +
+                 "; the server runs without a log");
+    return fd;
+}
+
 } // namespace
 
 int StepdSide::userInit(spank_t sp) {
@@ -68,86 +182,37 @@ int StepdSide::userInit(spank_t sp) {
         logError(planVar.error().message);
         return -1;
     }
-    const std::string &planText = **planVar;
-
-    uint32_t jobId = 0, stepId = 0, totalTasks = 0, nodes = 0;
-    spank_get_item(sp, S_JOB_UID, &uid_);
-    spank_get_item(sp, S_JOB_GID, &gid_);
-    spank_get_item(sp, S_JOB_ID, &jobId);
-    spank_get_item(sp, S_JOB_STEPID, &stepId);
-    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &localTasks_);
-    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &totalTasks);
-    spank_get_item(sp, S_JOB_NNODES, &nodes);
-    if (uid_ == 0) {
-        logError("refusing to start the PMIx server for a root job: stepmap's server never runs "
-                 "as root; run the job as a regular user");
-        return -1;
-    }
-    char *stepCores = nullptr;
-    if (spank_get_item(sp, S_STEP_ALLOC_CORES, &stepCores) != ESPANK_SUCCESS || !stepCores) {
-        logError("Slurm did not say which cores the step holds on this node");
-        return -1;
-    }
-
-    // Slurm's own figures of the step bound what the plan may hold, before
-    // anything is expanded: a plan for another step (or made up) fails here.
-    PlanLimits limits;
-    limits.maxRanks = totalTasks;
-    limits.maxNodes = nodes;
-    auto plan = decodePlan(planText, limits);
+    const StepFacts facts = readStepFacts(sp);
+    uid_ = facts.uid;
+    gid_ = facts.gid;
+    localTasks_ = facts.localTasks;
+    auto checked = checkStepFacts(facts);
+    auto plan = checked ? decodeStepPlan(**planVar, facts) : Expected<LaunchPlan>(checked.error());
     if (!plan) {
-        logError(std::string(kPlanVariable) +
-                 " in the job environment is damaged: " + plan.error().message);
+        logError(plan.error().message);
         return -1;
     }
     plan_ = std::move(plan.value());
-    if (plan_.ranks.size() != totalTasks) {
-        logError(std::string(kPlanVariable) + " has " + std::to_string(plan_.ranks.size()) +
-                 " ranks but Slurm's step has " + std::to_string(totalTasks) + " tasks");
+    auto local = findLocalNode(sp, plan_, localTasks_);
+    if (!local) {
+        logError(local.error().message);
         return -1;
     }
-
-    // Which plan node is this? The one holding this node's tasks; and Slurm
-    // must have put exactly the plan's ranks here.
-    std::optional<std::uint32_t> node;
-    std::vector<std::uint32_t> localRanks;
-    for (std::uint32_t i = 0; i < localTasks_; ++i) {
-        uint32_t global = 0;
-        if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, i, &global) != ESPANK_SUCCESS ||
-            global >= plan_.ranks.size()) {
-            logError("task " + std::to_string(global) + " is not in the plan of " +
-                     std::to_string(plan_.ranks.size()) + " ranks");
-            return -1;
-        }
-        std::uint32_t n = plan_.ranks[global].node;
-        if (node && *node != n) {
-            logError("Slurm started ranks of different plan nodes here; the step does not "
-                     "match its plan");
-            return -1;
-        }
-        node = n;
-        localRanks.push_back(global);
-    }
-    if (!node)
+    if (!local->node)
         return 0;
-    if (plan_.ranksOn(*node).size() != localTasks_) {
-        logError("Slurm started " + std::to_string(localTasks_) + " tasks on " +
-                 plan_.nodes[*node].name + " but the plan has " +
-                 std::to_string(plan_.ranksOn(*node).size()));
+    auto hub = readHubAccess(sp);
+    if (!hub) {
+        logError(hub.error().message);
         return -1;
     }
+    return startServer(facts, *local->node, std::move(local->ranks), **planVar, *hub, sp);
+}
 
-    auto hub = jobVariable(sp, kHubVariable, kMaxHubBytes);
-    auto secret = jobVariable(sp, kSecretVariable, kMaxSecretBytes);
-    if (!hub || !secret || !*hub || !*secret) {
-        logError("the job environment lacks a usable SLURM_STEPMAP_HUB/SLURM_STEPMAP_SECRET (srun "
-                 "did not "
-                 "load the stepmap plugin?)");
-        return -1;
-    }
-
-    const std::string nodeName = fileNamePart(plan_.nodes[*node].name);
-    const std::string stepTag = std::to_string(jobId) + "." + std::to_string(stepId);
+int StepdSide::startServer(const StepFacts &facts, std::uint32_t node,
+                           std::vector<std::uint32_t> localRanks, const std::string &planText,
+                           const HubAccess &hub, spank_t sp) {
+    const std::string nodeName = fileNamePart(plan_.nodes[node].name);
+    const std::string stepTag = facts.tag();
     // Made here, with the job user's effective ids, under a name nobody can
     // take in advance; the server checks it is its own and private.
     auto dir = os::makePrivateDirectory(site_.tmpdir, "stepmap." + stepTag + "." + nodeName + ".");
@@ -158,18 +223,45 @@ int StepdSide::userInit(spank_t sp) {
     }
     tmpdir_ = dir.value();
 
+    ServerLaunch launch = serverLaunch(facts, node, planText, hub, sp);
+    launch.localRanks = std::move(localRanks);
+    launch.logFd = openServerLog(site_, stepTag, nodeName);
+    auto running = launchServer(std::move(launch));
+    if (!running) {
+        logError("the PMIx server for step " + stepTag + " on " + plan_.nodes[node].name +
+                 " did not start: " + running.error().message);
+        removeServerDirectory();
+        return -1;
+    }
+    server_ = std::move(running.value().process);
+    clientEnv_ = std::move(running.value().clientEnv);
+    serverNotices_ = std::move(running.value().notices);
+    logDebug("server " + std::to_string(server_.pid()) + " serves step " + stepTag + " on " +
+             plan_.nodes[node].name);
+    if (getpid() != stepdPid_) {
+        // contain_spank: these descriptors are this clone's alone (see the header).
+        logDebug("user_init runs contained (contain_spank): the server stops with the step");
+        server_.forget();
+        serverNotices_.reset();
+    }
+    return 0;
+}
+
+ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
+                                     const std::string &planText, const HubAccess &hub,
+                                     spank_t sp) const {
     ServerLaunch launch;
     launch.executable = site_.server;
     launch.args = {"--step-cores",
-                   stepCores,
+                   facts.stepCores,
                    "--nspace",
-                   "stepmap." + stepTag,
+                   "stepmap." + facts.tag(),
                    "--node-index",
-                   std::to_string(*node),
+                   std::to_string(node),
                    "--tmpdir",
                    tmpdir_,
                    "--hub",
-                   **hub,
+                   hub.address,
                    "--ready-fd",
                    "{fd}",
                    "--watch-pid",
@@ -179,8 +271,8 @@ int StepdSide::userInit(spank_t sp) {
                    "--client-auth",
                    site_.clientAuth,
                    "--client-mount-namespace",
-                   tasksInOtherMountNamespace(jobId) ? "other" : "same"};
-    launch.environ = {"STEPMAP_PLAN=" + planText, "STEPMAP_SECRET=" + **secret,
+                   tasksInOtherMountNamespace(facts.jobId) ? "other" : "same"};
+    launch.environ = {"STEPMAP_PLAN=" + planText, "STEPMAP_SECRET=" + hub.secret,
                       "PATH=/usr/bin:/bin"};
     launch.uid = uid_;
     launch.gid = gid_;
@@ -189,37 +281,7 @@ int StepdSide::userInit(spank_t sp) {
         return v ? *v : std::nullopt;
     });
     launch.timeoutSec = site_.serverStartTimeoutSec;
-    launch.localRanks = std::move(localRanks);
-    if (!site_.logDir.empty()) {
-        // Opened here with the job user's effective ids: a new file, never
-        // one that exists or a link.
-        const std::string path =
-            site_.logDir + "/stepmap-stepd." + stepTag + "." + nodeName + ".log";
-        launch.logFd.reset(open(
-            path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600));
-        if (!launch.logFd)
-            logError("cannot create the server's log " + path + ": " + std::strerror(errno) +
-                     "; the server runs without a log");
-    }
-    auto running = launchServer(std::move(launch));
-    if (!running) {
-        logError("the PMIx server for step " + stepTag + " on " + plan_.nodes[*node].name +
-                 " did not start: " + running.error().message);
-        removeServerDirectory();
-        return -1;
-    }
-    server_ = std::move(running.value().process);
-    clientEnv_ = std::move(running.value().clientEnv);
-    serverNotices_ = std::move(running.value().notices);
-    logDebug("server " + std::to_string(server_.pid()) + " serves step " + stepTag + " on " +
-             plan_.nodes[*node].name);
-    if (getpid() != stepdPid_) {
-        // contain_spank: these descriptors are this clone's alone (see the header).
-        logDebug("user_init runs contained (contain_spank): the server stops with the step");
-        server_.forget();
-        serverNotices_.reset();
-    }
-    return 0;
+    return launch;
 }
 
 int StepdSide::taskInit(spank_t sp) {
@@ -291,11 +353,8 @@ int StepdSide::taskExit(spank_t sp) {
                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                          : 0;
         if (code != 0) {
-            char line[48];
-            int n = std::snprintf(line, sizeof line, "X %u %d\n", global, code);
-            if (n > 0)
-                (void)send(serverNotices_.get(), line, static_cast<std::size_t>(n),
-                           MSG_DONTWAIT | MSG_NOSIGNAL);
+            const std::string line = ready::encodeTaskExit({global, code});
+            (void)send(serverNotices_.get(), line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
         }
     }
     // Slurm SIGKILLs the server right after the last task; stop it first so

@@ -41,7 +41,17 @@ public:
     int taskExit(spank_t sp);
     int exit(spank_t sp);
 
+    // What userInit learns of the step (stepd_side.cpp).
+    struct StepFacts;
+    struct HubAccess;
+
 private:
+    // Makes the server's directory and starts the server for this node.
+    int startServer(const StepFacts &facts, std::uint32_t node,
+                    std::vector<std::uint32_t> localRanks, const std::string &planText,
+                    const HubAccess &hub, spank_t sp);
+    ServerLaunch serverLaunch(const StepFacts &facts, std::uint32_t node,
+                              const std::string &planText, const HubAccess &hub, spank_t sp) const;
     // Removes the server's directory with the job user's rights only.
     void removeServerDirectory();
 
@@ -56,7 +66,7 @@ private:
     os::UniqueFd serverNotices_; // the server's ready socket, for task failures
     std::uint32_t localTasks_ = 0;
     std::uint32_t exitedTasks_ = 0;
-    std::map<std::uint32_t, wire::ClientEnvironment> clientEnv_;
+    std::map<std::uint32_t, ready::ClientEnvironment> clientEnv_;
 };
 
 } // namespace stepmap::plugin

@@ -25,7 +25,7 @@ struct StepConfig;
 // the bytes to hand back to the PMIx library.
 using DataReply = std::function<void(pmix_status_t, std::string)>;
 
-// What the node servers do together. Implemented by HubLink; called on the
+// What the node servers do together. Implemented by HubCollective; called on the
 // loop thread.
 class StepCollective {
 public:

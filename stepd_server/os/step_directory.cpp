@@ -1,13 +1,14 @@
 #include "step_directory.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <vector>
 
 namespace stepmap::os {
 
@@ -17,50 +18,65 @@ std::string errnoText(const std::string &what, const std::string &path) {
     return what + " " + path + ": " + std::strerror(errno);
 }
 
+bool emptyDirectory(int dirFd, dev_t device, int depth);
+
+// Removes the entry name of the directory open at dirFd: a file or link is
+// unlinked, a directory on the same device emptied first. True once it is
+// gone.
+bool removeEntry(int dirFd, const char *name, dev_t device, int depth) {
+    if (unlinkat(dirFd, name, 0) == 0 || errno == ENOENT)
+        return true;
+    if (errno != EISDIR && errno != EPERM)
+        return false;
+    // A directory: open it without following a link (a swapped-in link
+    // fails here with ELOOP or ENOTDIR and is unlinked instead).
+    UniqueFd sub(openat(dirFd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!sub)
+        return unlinkat(dirFd, name, 0) == 0;
+    struct stat st {};
+    if (fstat(sub.get(), &st) != 0 || st.st_dev != device)
+        return false; // a mount point: not ours to empty
+    const bool emptied = emptyDirectory(sub.get(), device, depth + 1);
+    return (unlinkat(dirFd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) && emptied;
+}
+
+// The kernel's directory entry as getdents64 returns it.
+struct LinuxDirent64 {
+    std::uint64_t ino;
+    std::int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[1];
+};
+
 // Empties the directory open at dirFd (which stays open), descending into
-// subdirectories on the same device only. depth bounds the recursion.
+// subdirectories on the same device only; depth bounds the recursion. Reads
+// with getdents64 into a buffer on the stack and allocates nothing, so the
+// forked child of a multithreaded process (slurmstepd) may call it. Entries
+// removed while reading on can make the kernel skip others: sweeps repeat
+// until one finds the directory empty, or removes nothing (a failure).
 bool emptyDirectory(int dirFd, dev_t device, int depth) {
     if (depth > 64)
         return false;
-    int listFd = dup(dirFd);
-    if (listFd < 0)
-        return false;
-    DIR *dir = fdopendir(listFd);
-    if (!dir) {
-        close(listFd);
-        return false;
-    }
-    std::vector<std::string> names;
-    while (dirent *e = readdir(dir)) {
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-            names.emplace_back(e->d_name);
-    }
-    closedir(dir);
-    bool ok = true;
-    for (const auto &name : names) {
-        if (unlinkat(dirFd, name.c_str(), 0) == 0 || errno == ENOENT)
-            continue;
-        if (errno != EISDIR && errno != EPERM) {
-            ok = false;
-            continue;
+    alignas(8) char buf[1024];
+    for (;;) {
+        if (lseek(dirFd, 0, SEEK_SET) != 0)
+            return false;
+        bool seen = false, removed = false;
+        long n;
+        while ((n = syscall(SYS_getdents64, dirFd, buf, sizeof buf)) > 0) {
+            for (long off = 0; off < n;) {
+                const auto *e = reinterpret_cast<const LinuxDirent64 *>(buf + off);
+                off += e->reclen;
+                if (std::strcmp(e->name, ".") == 0 || std::strcmp(e->name, "..") == 0)
+                    continue;
+                seen = true;
+                removed = removeEntry(dirFd, e->name, device, depth) || removed;
+            }
         }
-        // A directory: open it without following a link (a swapped-in link
-        // fails here with ELOOP or ENOTDIR and is unlinked on the next try).
-        UniqueFd sub(openat(dirFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        struct stat st {};
-        if (!sub) {
-            ok = unlinkat(dirFd, name.c_str(), 0) == 0 && ok;
-            continue;
-        }
-        if (fstat(sub.get(), &st) != 0 || st.st_dev != device) {
-            ok = false; // a mount point: not ours to empty
-            continue;
-        }
-        ok = emptyDirectory(sub.get(), device, depth + 1) && ok;
-        if (unlinkat(dirFd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-            ok = false;
+        if (n < 0 || !removed)
+            return !seen && n == 0;
     }
-    return ok;
 }
 
 } // namespace

@@ -25,7 +25,8 @@ Expected<UniqueFd> openPrivateDirectory(const std::string &path, uid_t owner);
 // Removes path and everything below it with the caller's rights, walking
 // by directory descriptors (openat with O_NOFOLLOW, unlinkat): a link is
 // removed, never followed, and other file systems mounted below are left
-// alone. Returns false if anything could not be removed.
+// alone. Returns false if anything could not be removed. Allocates nothing:
+// a forked child of a multithreaded process may call it.
 bool removeTree(const std::string &path);
 
 } // namespace stepmap::os

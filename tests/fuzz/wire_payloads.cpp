@@ -1,4 +1,4 @@
-// The payload decoders (stepd_server/wire/payloads.hpp) and the step
+// The payload decoders (stepd_server/protocol/wire/payloads.hpp) and the step
 // secret's (secret.hpp). The first byte picks the decoder, the rest is the
 // payload. The decoders are strict, so a payload that decodes must be
 // exactly what encode() writes for the value (for the secret: its hex

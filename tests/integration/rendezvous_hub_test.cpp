@@ -2,7 +2,7 @@
 // servers that know the step secret complete fences and direct modex
 // through it; a peer without the secret is dropped and changes nothing.
 
-#include "rendezvous_hub.hpp"
+#include "hub/rendezvous_hub.hpp"
 #include "uv/frame_connection.hpp"
 #include "wire/payloads.hpp"
 #include "wire/secret.hpp"
@@ -27,7 +27,7 @@ namespace {
 
 // A fake node server: connects, answers the challenge, records frames.
 struct Peer {
-    uvnet::FrameConnection *conn = nullptr;
+    uvnet::FrameConnection::Ptr conn;
     std::uint32_t node;
     bool helloSent = false;
     bool ready = false; // the hub accepted the hello
@@ -55,16 +55,12 @@ struct Peer {
         };
         conn = uvnet::FrameConnection::connect(loop, "127.0.0.1", port, secret, cb);
     }
-    // Closes a connection still open, so that it frees itself once the loop
-    // runs again (TearDown's uv_close of the bare handle would leak it).
-    ~Peer() {
-        if (conn)
-            conn->close("test over");
-    }
+    // conn, if still open, closes when the peer goes and frees itself once
+    // the loop runs again (TearDown's uv_close of the bare handle would leak it).
 };
 
-plugin::RendezvousHub::Settings settings() {
-    plugin::RendezvousHub::Settings s;
+hub::RendezvousHub::Settings settings() {
+    hub::RendezvousHub::Settings s;
     s.host = "127.0.0.1";
     return s;
 }
@@ -128,7 +124,7 @@ protected:
     void SetUp() override {
         uv_loop_init(&loop);
         secret = *decodeSecretHex(generateSecretHex());
-        plugin::RendezvousHub::Events events;
+        hub::RendezvousHub::Events events;
         events.onAbort = [this](std::uint32_t rank, int status, const std::string &) {
             abortRank = static_cast<int>(rank);
             abortStatus = status;
@@ -136,7 +132,7 @@ protected:
         events.onFailure = [this](const std::string &) { ++failures; };
         std::string error;
         // Ranks 0,2 on node 0; ranks 1,3 on node 1.
-        hub = plugin::RendezvousHub::start({0, 1, 0, 1}, 2, secret, events, settings(), error);
+        hub = hub::RendezvousHub::start({0, 1, 0, 1}, 2, secret, events, settings(), error);
         ASSERT_TRUE(hub) << error;
     }
     void TearDown() override {
@@ -146,7 +142,7 @@ protected:
 
     uv_loop_t loop{};
     std::string secret;
-    std::unique_ptr<plugin::RendezvousHub> hub;
+    std::unique_ptr<hub::RendezvousHub> hub;
     std::atomic<int> abortRank{-1}, abortStatus{-1}, failures{0};
 };
 
@@ -205,7 +201,7 @@ TEST_F(HubTest, DirectModexWaitsForTheOwnersServer) {
 
 TEST(HubDeadline, AServerThatNeverConnectsIsAFailure) {
     std::atomic<int> failures{0};
-    plugin::RendezvousHub::Events events;
+    hub::RendezvousHub::Events events;
     events.onFailure = [&](const std::string &why) {
         EXPECT_NE(why.find("node indices 0,1 did not reach srun"), std::string::npos) << why;
         ++failures;
@@ -213,7 +209,7 @@ TEST(HubDeadline, AServerThatNeverConnectsIsAFailure) {
     std::string error;
     auto s = settings();
     s.connectDeadlineSec = 1;
-    auto hub = plugin::RendezvousHub::start({0, 1}, 2, std::string(32, 's'), events, s, error);
+    auto hub = hub::RendezvousHub::start({0, 1}, 2, std::string(32, 's'), events, s, error);
     ASSERT_TRUE(hub) << error;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (failures.load() == 0 && std::chrono::steady_clock::now() < deadline)
@@ -256,7 +252,7 @@ TEST_F(HubTest, LosingAServerIsAFailure) {
 
 TEST(HubListening, BindsOnlyToTheAddressTheNodesUse) {
     std::string error;
-    auto hub = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, settings(), error);
+    auto hub = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, settings(), error);
     ASSERT_TRUE(hub) << error;
     EXPECT_EQ(hub->address(), "127.0.0.1:" + std::to_string(hub->port()));
     int ok = rawConnect(hub->port(), "127.0.0.1");
@@ -270,10 +266,10 @@ TEST(HubListening, BindsOnlyToTheAddressTheNodesUse) {
 }
 
 TEST(HubListening, WithoutAnAddressListensWhereTheRouteToSlurmctldLeaves) {
-    plugin::RendezvousHub::Settings s;
+    hub::RendezvousHub::Settings s;
     s.toward = "127.0.0.1"; // slurmctld on this host: the route is loopback
     std::string error;
-    auto hub = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
+    auto hub = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
     ASSERT_TRUE(hub) << error;
     EXPECT_EQ(hub->address(), "127.0.0.1:" + std::to_string(hub->port()));
 }
@@ -293,11 +289,11 @@ TEST(HubListening, StaysInsideSrunPortRange) {
     auto s = settings();
     s.portMin = s.portMax = port;
     std::string error;
-    auto hub = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
+    auto hub = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
     ASSERT_TRUE(hub) << error;
     EXPECT_EQ(hub->port(), port);
     // The range is taken now: a second hub says so.
-    auto second = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
+    auto second = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
     EXPECT_FALSE(second);
     EXPECT_NE(error.find("no free port in SrunPortRange " + std::to_string(port)),
               std::string::npos)
@@ -343,7 +339,7 @@ TEST(HubHandshake, ASilentPeerIsClosedAfterTheDeadline) {
     auto s = settings();
     s.handshakeDeadlineMs = 300;
     std::string error;
-    auto hub = plugin::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
+    auto hub = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
     ASSERT_TRUE(hub) << error;
     int fd = rawConnect(hub->port());
     ASSERT_GE(fd, 0);
@@ -363,10 +359,10 @@ TEST(HubFlood, AFloodFromOneHostDoesNotEvictOtherHostsServers) {
         nodeOfRank.push_back(n);
     const std::string secret = *decodeSecretHex(generateSecretHex());
     std::atomic<int> failures{0};
-    plugin::RendezvousHub::Events events;
+    hub::RendezvousHub::Events events;
     events.onFailure = [&](const std::string &) { ++failures; };
     std::string error;
-    auto hub = plugin::RendezvousHub::start(nodeOfRank, 16, secret, events, settings(), error);
+    auto hub = hub::RendezvousHub::start(nodeOfRank, 16, secret, events, settings(), error);
     ASSERT_TRUE(hub) << error;
 
     std::atomic<bool> stop{false};

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -86,6 +87,55 @@ TEST(StepDirectory, RemovesNestedTreeAndLinksWithoutFollowing) {
     EXPECT_FALSE(exists(d));
     EXPECT_TRUE(exists(victim + "/keep"));
     removeTree(victim);
+}
+
+// More entries than one read of the directory returns, with long names:
+// the removal sweeps until the tree is empty.
+TEST(StepDirectory, RemovesDirectoriesOfManyEntries) {
+    std::string d = scratch();
+    const std::string pad(100, 'n');
+    for (int i = 0; i < 20; ++i) {
+        const std::string sub = d + "/" + pad + std::to_string(i);
+        ASSERT_EQ(mkdir(sub.c_str(), 0700), 0);
+        for (int j = 0; j < 50; ++j)
+            touch(sub + "/" + pad + std::to_string(j));
+        touch(d + "/file" + std::to_string(i));
+    }
+    EXPECT_TRUE(removeTree(d));
+    EXPECT_FALSE(exists(d));
+}
+
+// What cannot go is said, after everything else went. Root can remove
+// anything: as root the case runs in a child that is another user.
+TEST(StepDirectory, AnEntryThatCannotGoFailsTheRemoval) {
+    auto run = [] {
+        auto made = makePrivateDirectory("/tmp", "stepmap-test-dir.");
+        if (!made)
+            return 1;
+        const std::string d = *made;
+        mkdir((d + "/locked").c_str(), 0700);
+        close(open((d + "/locked/stays").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        close(open((d + "/goes").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        chmod((d + "/locked").c_str(), 0500);
+        int failures = removeTree(d) ? 2 : 0;
+        failures |= exists(d + "/goes") ? 4 : 0;
+        failures |= exists(d + "/locked/stays") ? 0 : 8;
+        chmod((d + "/locked").c_str(), 0700);
+        failures |= removeTree(d) ? 0 : 16;
+        return failures;
+    };
+    if (getuid() != 0) {
+        EXPECT_EQ(run(), 0);
+        return;
+    }
+    pid_t child = fork();
+    if (child == 0)
+        _exit(setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0 ? run()
+                                                                                         : 32);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(StepDirectory, RemovingAMissingTreeSucceeds) {

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <set>
 
-namespace stepmap::wire {
+namespace stepmap::ready {
 
 namespace {
 
@@ -142,4 +142,4 @@ decodeReadyReport(std::string_view text, const std::vector<std::uint32_t> &local
     return out;
 }
 
-} // namespace stepmap::wire
+} // namespace stepmap::ready

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-namespace stepmap::wire {
+namespace stepmap::ready {
 
 using ClientEnvironment = std::vector<std::pair<std::string, std::string>>;
 
@@ -39,4 +39,4 @@ std::size_t maxReadyReportBytes(std::size_t ranks);
 Expected<std::map<std::uint32_t, ClientEnvironment>>
 decodeReadyReport(std::string_view text, const std::vector<std::uint32_t> &localRanks);
 
-} // namespace stepmap::wire
+} // namespace stepmap::ready

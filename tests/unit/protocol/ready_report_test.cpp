@@ -1,11 +1,11 @@
 // The server's ready report as the plugin (root) reads it: only what the
 // server may say, bounded, and nothing that names a process.
 
-#include "wire/ready_report.hpp"
+#include "ready/ready_report.hpp"
 
 #include <gtest/gtest.h>
 
-using namespace stepmap::wire;
+using namespace stepmap::ready;
 
 TEST(ReadyReport, RoundTrip) {
     std::map<std::uint32_t, std::vector<std::string>> envs{

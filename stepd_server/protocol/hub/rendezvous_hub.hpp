@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace stepmap::plugin {
+namespace stepmap::hub {
 
 class RendezvousHub {
 public:
@@ -70,4 +70,4 @@ private:
     std::unique_ptr<State> state_;
 };
 
-} // namespace stepmap::plugin
+} // namespace stepmap::hub

@@ -11,12 +11,25 @@ namespace stepmap::uvnet {
 
 namespace {
 
+// One write in flight: libuv holds it from uv_write until onWrite.
 struct WriteRequest {
     uv_write_t req{};
     std::vector<std::uint8_t> bytes;
 };
 
 } // namespace
+
+void FrameConnection::Release::operator()(FrameConnection *c) const {
+    c->released_ = true;
+    c->cb_ = {};
+    c->close("released by its owner");
+    c->freeIfUnused();
+}
+
+void FrameConnection::freeIfUnused() {
+    if (released_ && handleClosed_)
+        delete this;
+}
 
 FrameConnection::FrameConnection(uv_loop_t *loop, std::string secret, wire::FrameChannel::Role role,
                                  Callbacks cb)
@@ -28,14 +41,12 @@ FrameConnection::FrameConnection(uv_loop_t *loop, std::string secret, wire::Fram
     readBuf_.resize(512);
 }
 
-FrameConnection *FrameConnection::accept(uv_stream_t *server, std::string secret, Callbacks cb) {
-    auto *c = new FrameConnection(server->loop, std::move(secret), wire::FrameChannel::Role::Hub,
-                                  std::move(cb));
-    if (uv_accept(server, reinterpret_cast<uv_stream_t *>(&c->tcp_)) != 0) {
-        c->closing_ = true;
-        uv_close(reinterpret_cast<uv_handle_t *>(&c->tcp_), onClose);
-        return nullptr;
-    }
+FrameConnection::Ptr FrameConnection::accept(uv_stream_t *server, std::string secret,
+                                             Callbacks cb) {
+    Ptr c(new FrameConnection(server->loop, std::move(secret), wire::FrameChannel::Role::Hub,
+                              std::move(cb)));
+    if (uv_accept(server, reinterpret_cast<uv_stream_t *>(&c->tcp_)) != 0)
+        return nullptr; // released: closed quietly
     uv_tcp_nodelay(&c->tcp_, 1);
     c->startReading();
     try {
@@ -46,10 +57,11 @@ FrameConnection *FrameConnection::accept(uv_stream_t *server, std::string secret
     return c;
 }
 
-FrameConnection *FrameConnection::connect(uv_loop_t *loop, const std::string &host, int port,
-                                          std::string secret, Callbacks cb) {
-    auto *c = new FrameConnection(loop, std::move(secret), wire::FrameChannel::Role::Server,
-                                  std::move(cb));
+FrameConnection::Ptr FrameConnection::connect(uv_loop_t *loop, const std::string &host, int port,
+                                              std::string secret, Callbacks cb) {
+    Ptr c(new FrameConnection(loop, std::move(secret), wire::FrameChannel::Role::Server,
+                              std::move(cb)));
+    c->state_ = State::Connecting;
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -61,7 +73,7 @@ FrameConnection *FrameConnection::connect(uv_loop_t *loop, const std::string &ho
         return c;
     }
     std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
-    c->connectReq_.data = c;
+    c->connectReq_.data = c.get();
     rc = uv_tcp_connect(&c->connectReq_, &c->tcp_, res->ai_addr, onConnect);
     if (rc != 0)
         c->close("cannot connect to " + host + ":" + service + ": " + uv_strerror(rc));
@@ -70,12 +82,13 @@ FrameConnection *FrameConnection::connect(uv_loop_t *loop, const std::string &ho
 
 void FrameConnection::onConnect(uv_connect_t *req, int status) {
     auto *c = static_cast<FrameConnection *>(req->data);
-    if (c->closing_)
+    if (c->state_ != State::Connecting)
         return;
     if (status != 0) {
         c->close(std::string("connection failed: ") + uv_strerror(status));
         return;
     }
+    c->state_ = State::Open;
     uv_tcp_nodelay(&c->tcp_, 1);
     c->startReading();
 }
@@ -91,7 +104,7 @@ void FrameConnection::onAlloc(uv_handle_t *h, size_t, uv_buf_t *buf) {
 
 void FrameConnection::onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     auto *c = static_cast<FrameConnection *>(s->data);
-    if (c->closing_ || n == 0)
+    if (c->closing() || n == 0)
         return;
     if (n < 0) {
         c->close(n == UV_EOF ? "peer closed the connection"
@@ -114,32 +127,32 @@ void FrameConnection::onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 }
 
 void FrameConnection::send(std::vector<std::uint8_t> bytes) {
-    if (closing_)
+    if (closing())
         return;
-    auto *w = new WriteRequest;
+    auto w = std::make_unique<WriteRequest>();
     w->bytes = std::move(bytes);
-    w->req.data = w;
+    w->req.data = w.get();
     uv_buf_t buf = uv_buf_init(reinterpret_cast<char *>(w->bytes.data()),
                                static_cast<unsigned>(w->bytes.size()));
     int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t *>(&tcp_), &buf, 1, onWrite);
     if (rc != 0) {
-        delete w;
         close(std::string("write failed: ") + uv_strerror(rc));
+        return;
     }
+    w.release(); // onWrite takes it back
 }
 
 void FrameConnection::onWrite(uv_write_t *req, int status) {
-    auto *w = static_cast<WriteRequest *>(req->data);
+    std::unique_ptr<WriteRequest> w(static_cast<WriteRequest *>(req->data));
     auto *c = static_cast<FrameConnection *>(req->handle->data);
-    delete w;
-    if (status != 0 && status != UV_ECANCELED && !c->closing_)
+    if (status != 0 && status != UV_ECANCELED && !c->closing())
         c->close(std::string("write failed: ") + uv_strerror(status));
 }
 
 void FrameConnection::close(const std::string &why) {
-    if (closing_)
+    if (closing())
         return;
-    closing_ = true;
+    state_ = State::Closed;
     auto cb = std::move(cb_.onClosed);
     cb_.onFrames = nullptr;
     if (cb)
@@ -148,26 +161,25 @@ void FrameConnection::close(const std::string &why) {
 }
 
 void FrameConnection::closeAfterFlush(const std::string &why) {
-    if (closing_ || flushing_)
+    if (state_ == State::Closed || state_ == State::Flushing)
         return;
-    flushing_ = true;
-    shutdownReq_.data = new std::string(why);
+    state_ = State::Flushing;
+    flushReason_ = why;
+    shutdownReq_.data = this;
     // uv_shutdown completes after the queued writes; then close.
     int rc = uv_shutdown(&shutdownReq_, reinterpret_cast<uv_stream_t *>(&tcp_),
                          [](uv_shutdown_t *req, int) {
-                             auto *reason = static_cast<std::string *>(req->data);
-                             auto *c = static_cast<FrameConnection *>(req->handle->data);
-                             c->close(*reason);
-                             delete reason;
+                             auto *c = static_cast<FrameConnection *>(req->data);
+                             c->close(c->flushReason_);
                          });
-    if (rc != 0) {
-        delete static_cast<std::string *>(shutdownReq_.data);
+    if (rc != 0)
         close(why);
-    }
 }
 
 void FrameConnection::onClose(uv_handle_t *h) {
-    delete static_cast<FrameConnection *>(h->data);
+    auto *c = static_cast<FrameConnection *>(h->data);
+    c->handleClosed_ = true;
+    c->freeIfUnused();
 }
 
 } // namespace stepmap::uvnet

@@ -1,0 +1,59 @@
+#include "hub_collective.hpp"
+
+#include "server_log.hpp"
+
+#include <pmix.h>
+
+namespace stepmap::server {
+
+namespace {
+
+hub::HubLink::Settings linkSettings(const StepConfig &c) {
+    hub::HubLink::Settings s;
+    s.hubHost = c.hubHost;
+    s.hubPort = c.hubPort;
+    s.secret = c.secret;
+    s.nodeIndex = c.nodeIndex;
+    s.dmodexTimeoutSec = c.dmodexTimeoutSec;
+    s.nodeOfRank.reserve(c.plan.ranks.size());
+    for (const auto &r : c.plan.ranks)
+        s.nodeOfRank.push_back(r.node);
+    return s;
+}
+
+} // namespace
+
+HubCollective::HubCollective(uv_loop_t *loop, const StepConfig &config, PmixHost &host,
+                             std::function<void(const std::string &)> onLost)
+    : host_(host), link_(loop, linkSettings(config), *this, std::move(onLost)) {}
+
+void HubCollective::fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                          DataReply done) {
+    link_.fence(std::move(nodes), collect, std::move(data), std::move(done));
+}
+
+void HubCollective::directModex(std::uint32_t rank, DataReply done) {
+    link_.directModex(rank, std::move(done));
+}
+
+void HubCollective::abort(std::uint32_t rank, int status, std::string message) {
+    link_.abort(rank, status, std::move(message));
+}
+
+void HubCollective::localModex(std::uint32_t rank, hub::DataReply done) {
+    host_.localModex(rank, std::move(done));
+}
+
+hub::LinkStatuses HubCollective::statuses() const {
+    return {PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_LOST_CONNECTION};
+}
+
+std::string HubCollective::statusText(int status) const {
+    return PMIx_Error_string(status);
+}
+
+void HubCollective::log(const std::string &line) {
+    logLine(line);
+}
+
+} // namespace stepmap::server

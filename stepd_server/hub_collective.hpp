@@ -1,0 +1,41 @@
+#pragma once
+
+// The step's collective operations (PmixHost's StepCollective) over the
+// link to srun's hub, and the link's view of this node's PMIx server.
+// Loop thread only.
+
+#include "hub/hub_link.hpp"
+#include "pmix_host.hpp"
+#include "step_config.hpp"
+
+#include <functional>
+#include <string>
+
+namespace stepmap::server {
+
+class HubCollective : public StepCollective, private hub::LinkHost {
+public:
+    // onLost: the hub went away or the step is ending; the server must stop.
+    HubCollective(uv_loop_t *loop, const StepConfig &config, PmixHost &host,
+                  std::function<void(const std::string &)> onLost);
+
+    void connect() { link_.connect(); }
+    void leave() { link_.leave(); }
+    void rankExited(std::uint32_t rank, int status) { link_.rankExited(rank, status); }
+
+    void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+               DataReply done) override;
+    void directModex(std::uint32_t rank, DataReply done) override;
+    void abort(std::uint32_t rank, int status, std::string message) override;
+
+private:
+    void localModex(std::uint32_t rank, hub::DataReply done) override;
+    hub::LinkStatuses statuses() const override;
+    std::string statusText(int status) const override;
+    void log(const std::string &line) override;
+
+    PmixHost &host_;
+    hub::HubLink link_;
+};
+
+} // namespace stepmap::server

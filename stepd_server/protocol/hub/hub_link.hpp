@@ -1,0 +1,122 @@
+#pragma once
+
+// A node server's authenticated connection to the step's rendezvous hub
+// (in srun), and the collective operations built on it. Loop thread only.
+//
+// The link knows nothing of PMIx: statuses travel opaque on the wire, and
+// what it needs of its node server (this node's data of a rank, the
+// library's status codes and their text, the log) comes through LinkHost.
+
+#include "uv/frame_connection.hpp"
+#include "uv/uv_handle.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stepmap::hub {
+
+// Completion of a fence or direct modex: a status (the node library's code)
+// and the bytes to hand back.
+using DataReply = std::function<void(int status, std::string data)>;
+
+// The statuses the link reports on its own, in the node library's codes.
+struct LinkStatuses {
+    int success = 0;
+    int timeout = -1;
+    int lostConnection = -2;
+};
+
+// What the link needs of the node server it serves. Loop thread.
+class LinkHost {
+public:
+    virtual ~LinkHost() = default;
+    // This node's data of one of its ranks, asked for by another node.
+    virtual void localModex(std::uint32_t rank, DataReply done) = 0;
+    virtual LinkStatuses statuses() const = 0;
+    virtual std::string statusText(int status) const = 0;
+    virtual void log(const std::string &line) = 0;
+};
+
+class HubLink {
+public:
+    struct Settings {
+        std::string hubHost;
+        int hubPort = 0;
+        std::string secret; // raw bytes
+        std::uint32_t nodeIndex = 0;
+        int dmodexTimeoutSec = 60;
+        // Until the first join, a connection the hub drops before the
+        // handshake (it makes room when flooded) is tried again this long.
+        int joinRetryMs = 30000;
+        // The plan's node index of every rank: a request for a rank of
+        // another node is refused.
+        std::vector<std::uint32_t> nodeOfRank;
+    };
+
+    // onLost: the hub went away or the step is ending; the server must stop.
+    HubLink(uv_loop_t *loop, Settings settings, LinkHost &host,
+            std::function<void(const std::string &)> onLost);
+    ~HubLink();
+    HubLink(const HubLink &) = delete;
+    HubLink &operator=(const HubLink &) = delete;
+
+    void connect();
+    // Tells the hub this server leaves normally, then closes.
+    void leave();
+
+    // nodes: sorted participating node indices.
+    void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data, DataReply done);
+    void directModex(std::uint32_t rank, DataReply done);
+    void abort(std::uint32_t rank, int status, std::string message);
+    // A rank of this node ended with a non-zero status (slurmstepd says so):
+    // srun exits with the first such status, as mpirun does.
+    void rankExited(std::uint32_t rank, int status);
+
+private:
+    // A direct modex this node asked for; PMIx sets no deadline, so the
+    // host must (the timer's data points at this entry).
+    struct PendingModex {
+        HubLink *link = nullptr;
+        std::uint64_t id = 0;
+        std::uint32_t rank = 0;
+        DataReply done;
+        uvnet::UvHandlePtr<uv_timer_t> timer;
+    };
+
+    void open();
+    void onClosed(const std::string &why);
+    void onFrames(std::vector<wire::Frame> &frames);
+    // Handles one frame; false once the connection is gone.
+    bool handle(wire::Frame &f);
+    void onWelcome();
+    bool onFenceDone(const wire::Frame &f);
+    bool onDmodexRequest(const wire::Frame &f);
+    void send(wire::MessageType type, std::string payload);
+    void failAll(const std::string &why);
+    // Completes a direct-modex request; a failure is logged with its reason.
+    void finishModex(std::uint64_t id, int status, std::string data, const std::string &reason);
+
+    uv_loop_t *loop_;
+    Settings settings_;
+    LinkHost &host_;
+    LinkStatuses statuses_;
+    std::function<void(const std::string &)> onLost_;
+    uvnet::FrameConnection::Ptr conn_;
+    bool ready_ = false;
+    bool everJoined_ = false;
+    uvnet::UvHandlePtr<uv_timer_t> retry_;
+    std::uint64_t joinDeadline_ = 0;
+    std::vector<std::pair<wire::MessageType, std::string>> queued_;
+    std::map<std::string, std::uint64_t> fenceCounters_;
+    std::map<std::string, DataReply> fences_;
+    std::uint64_t nextModexId_ = 1;
+    std::map<std::uint64_t, PendingModex> modex_;
+    // For the per-step log at exit.
+    unsigned fencesDone_ = 0, modexAsked_ = 0, modexServed_ = 0;
+};
+
+} // namespace stepmap::hub

@@ -1,0 +1,601 @@
+#include "rendezvous_hub.hpp"
+
+#include "unique_fd.hpp"
+#include "uv/frame_connection.hpp"
+#include "uv/uv_handle.hpp"
+#include "wire/payloads.hpp"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+namespace stepmap::hub {
+
+using wire::MessageType;
+
+struct RendezvousHub::State {
+    std::vector<std::uint32_t> nodeOfRank;
+    std::set<std::uint32_t> serverNodes; // nodes that run a server
+    std::string secret;
+    Events events;
+    Settings settings;
+
+    uv_loop_t loop{};
+    uvnet::UvHandlePtr<uv_tcp_t> listener;
+    uvnet::UvHandlePtr<uv_async_t> wakeup;
+    uvnet::UvHandlePtr<uv_timer_t> deadline;
+    uvnet::UvHandlePtr<uv_timer_t> sweep; // closes peers that did not authenticate in time
+    std::set<std::uint32_t> everConnected;
+    int port = 0;
+    std::string address; // numeric host, as bound
+    std::thread thread;
+
+    std::mutex mutex; // guards the shutdown request
+    bool shutdownRequested = false;
+    int shutdownStatus = 0;
+    std::string shutdownReason;
+    bool stopping = false;
+
+    enum class PeerState {
+        Unauthenticated, // may send only its Hello, within the handshake deadline
+        Joined,          // the server of `node`
+        Leaving,         // said goodbye, or flushed at the end: its close is no failure
+    };
+    struct Peer {
+        uvnet::FrameConnection::Ptr conn;
+        PeerState state = PeerState::Unauthenticated;
+        std::uint32_t node = 0;
+        std::chrono::steady_clock::time_point since; // when it arrived
+        std::string source;                          // from which address
+    };
+    // Every connection, owned here until it is closed.
+    std::map<uvnet::FrameConnection *, Peer> peers;
+    std::map<std::uint32_t, uvnet::FrameConnection *> servers; // the joined ones, by node
+    std::size_t maxUnauthenticated = 64;
+    // At the end, connections that do not take their last frames in time
+    // are cut, so a vanished node cannot keep srun from exiting.
+    uvnet::UvHandlePtr<uv_timer_t> closeDeadline;
+
+    struct Fence {
+        std::set<std::uint32_t> expected;
+        std::map<std::uint32_t, std::string> data;
+    };
+    std::map<std::string, Fence> fences;
+    // Direct-modex requests for nodes whose server has not connected yet;
+    // sent on as soon as it does (each requester has its own deadline).
+    std::map<std::uint32_t, std::vector<std::string>> waitingForServer;
+
+    // Loop thread, after start.
+    bool listen(std::string &error);
+    void startTimers();
+    void runLoop();
+    void admit(uv_stream_t *server);
+    // Makes room for a new unauthenticated peer from source; false if none can go.
+    bool evictForNewcomer(const std::string &source);
+    void closeStalePeers();
+    std::vector<uvnet::FrameConnection *> peersIn(PeerState state) const;
+    void onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
+    void onClosed(uvnet::FrameConnection &c, const std::string &why);
+    void join(Peer &peer);
+    void handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f);
+    void onFence(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onRankExit(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
+    void fail(const std::string &why);
+    void onWakeup();
+    void onConnectDeadline();
+    void stopLoop();
+};
+
+namespace {
+
+// An address as text, e.g. "10.1.2.3"; "?" if it cannot be printed.
+std::string numericText(const sockaddr *addr, socklen_t len) {
+    char text[NI_MAXHOST] = {};
+    if (getnameinfo(addr, len, text, sizeof text, nullptr, 0, NI_NUMERICHOST) != 0)
+        return "?";
+    return text;
+}
+
+std::string peerAddress(uvnet::FrameConnection &c) {
+    sockaddr_storage addr{};
+    int len = sizeof addr;
+    if (uv_tcp_getpeername(c.tcp(), reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+        return "?";
+    return numericText(reinterpret_cast<sockaddr *>(&addr), static_cast<socklen_t>(len));
+}
+
+} // namespace
+
+std::vector<uvnet::FrameConnection *> RendezvousHub::State::peersIn(PeerState state) const {
+    std::vector<uvnet::FrameConnection *> out;
+    for (const auto &[c, peer] : peers)
+        if (peer.state == state)
+            out.push_back(c);
+    return out;
+}
+
+void RendezvousHub::State::admit(uv_stream_t *server) {
+    uvnet::FrameConnection::Callbacks cb;
+    cb.onFrames = [this](uvnet::FrameConnection &c, std::vector<wire::Frame> &f) {
+        onFrames(c, f);
+    };
+    cb.onClosed = [this](uvnet::FrameConnection &c, const std::string &why) { onClosed(c, why); };
+    auto c = uvnet::FrameConnection::accept(server, secret, cb);
+    if (!c || c->closing())
+        return;
+    std::string source = peerAddress(*c);
+    if (peersIn(PeerState::Unauthenticated).size() >= maxUnauthenticated &&
+        !evictForNewcomer(source))
+        return; // c goes: closed quietly
+    auto *raw = c.get();
+    peers.emplace(raw, Peer{std::move(c), PeerState::Unauthenticated, 0,
+                            std::chrono::steady_clock::now(), std::move(source)});
+}
+
+bool RendezvousHub::State::evictForNewcomer(const std::string &source) {
+    // Make room at the expense of the address holding the most
+    // unauthenticated connections (its oldest goes): a flood from one host
+    // evicts its own connections, not the servers of other nodes.
+    const auto waiting = peersIn(PeerState::Unauthenticated);
+    std::map<std::string, std::size_t> perSource;
+    for (auto *c : waiting)
+        ++perSource[peers[c].source];
+    perSource[source] += 1;
+    std::string busiest = source;
+    for (auto &[addr, n] : perSource)
+        if (n > perSource[busiest])
+            busiest = addr;
+    uvnet::FrameConnection *victim = nullptr;
+    for (auto *c : waiting)
+        if (peers[c].source == busiest && (!victim || peers[c].since < peers[victim].since))
+            victim = c;
+    if (!victim)
+        return false;
+    victim->close("too many unauthenticated connections");
+    return true;
+}
+
+void RendezvousHub::State::closeStalePeers() {
+    const auto limit =
+        std::chrono::steady_clock::now() - std::chrono::milliseconds(settings.handshakeDeadlineMs);
+    for (auto *c : peersIn(PeerState::Unauthenticated))
+        if (peers[c].since < limit)
+            c->close("no authentication in time");
+}
+
+void RendezvousHub::State::sendTo(std::uint32_t node, MessageType type,
+                                  const std::string &payload) {
+    auto it = servers.find(node);
+    if (it != servers.end())
+        it->second->send(type, payload);
+}
+
+void RendezvousHub::State::fail(const std::string &why) {
+    if (stopping)
+        return;
+    if (events.onFailure)
+        events.onFailure(why);
+}
+
+void RendezvousHub::State::onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames) {
+    for (auto &f : frames) {
+        auto it = peers.find(&c);
+        if (it == peers.end())
+            return;
+        Peer &peer = it->second;
+        if (peer.state == PeerState::Unauthenticated) {
+            // The first authenticated frame is the Hello.
+            join(peer);
+            if (c.closing())
+                return;
+            continue;
+        }
+        if (peer.state == PeerState::Leaving)
+            return; // the step is over for it
+        handle(peer.node, c, f);
+        if (c.closing())
+            return;
+    }
+}
+
+void RendezvousHub::State::join(Peer &peer) {
+    auto &c = *peer.conn;
+    std::uint32_t node = c.channel().peerNode();
+    if (!serverNodes.count(node) || servers.count(node)) {
+        c.close("unexpected or duplicate server for node " + std::to_string(node));
+        return;
+    }
+    peer.state = PeerState::Joined;
+    peer.node = node;
+    servers[node] = &c;
+    everConnected.insert(node);
+    c.send(MessageType::Welcome, std::string());
+    if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
+        for (auto &payload : w->second)
+            c.send(MessageType::DmodexRequest, payload);
+        waitingForServer.erase(w);
+    }
+}
+
+void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f) {
+    switch (f.type) {
+    case MessageType::Fence:
+        onFence(node, c, f);
+        return;
+    case MessageType::DmodexRequest:
+        onDmodexRequest(node, c, f);
+        return;
+    case MessageType::DmodexResponse: {
+        auto m = wire::decodeDmodexResponse(f.payload);
+        if (!m || !serverNodes.count(m->originNode)) {
+            c.close("malformed direct modex response");
+            return;
+        }
+        sendTo(m->originNode, MessageType::DmodexResponse, f.payload);
+        return;
+    }
+    case MessageType::Abort: {
+        auto m = wire::decodeAbort(f.payload);
+        if (!m) {
+            c.close("malformed abort");
+            return;
+        }
+        if (events.onAbort)
+            events.onAbort(m->rank, m->status, m->message);
+        return;
+    }
+    case MessageType::RankExit:
+        onRankExit(node, c, f);
+        return;
+    case MessageType::Shutdown:
+        // The server leaves normally (its tasks are done).
+        servers.erase(node);
+        peers[&c].state = PeerState::Leaving;
+        c.close("server left");
+        return;
+    default:
+        c.close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
+        return;
+    }
+}
+
+void RendezvousHub::State::onFence(std::uint32_t node, uvnet::FrameConnection &c,
+                                   const wire::Frame &f) {
+    auto m = wire::decodeFence(f.payload);
+    if (!m || m->nodes.empty()) {
+        c.close("malformed fence");
+        return;
+    }
+    auto &fence = fences[m->fenceId];
+    if (fence.expected.empty())
+        fence.expected.insert(m->nodes.begin(), m->nodes.end());
+    if (!fence.expected.count(node) || fence.data.count(node)) {
+        c.close("node " + std::to_string(node) + " is not a participant of fence " + m->fenceId);
+        return;
+    }
+    fence.data[node] = std::move(m->data);
+    if (fence.data.size() < fence.expected.size())
+        return;
+    std::string all;
+    for (auto &[n, bytes] : fence.data)
+        all += bytes;
+    std::string payload = wire::encode(wire::FenceDoneMsg{m->fenceId, 0, std::move(all)});
+    for (auto n : fence.expected)
+        sendTo(n, MessageType::FenceDone, payload);
+    fences.erase(m->fenceId);
+}
+
+void RendezvousHub::State::onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c,
+                                           const wire::Frame &f) {
+    auto m = wire::decodeDmodexRequest(f.payload);
+    if (!m || m->rank >= nodeOfRank.size() || m->originNode != node) {
+        c.close("malformed direct modex request");
+        return;
+    }
+    std::uint32_t owner = nodeOfRank[m->rank];
+    if (!servers.count(owner)) {
+        waitingForServer[owner].push_back(f.payload);
+        return;
+    }
+    sendTo(owner, MessageType::DmodexRequest, f.payload);
+}
+
+void RendezvousHub::State::onRankExit(std::uint32_t node, uvnet::FrameConnection &c,
+                                      const wire::Frame &f) {
+    auto m = wire::decodeAbort(f.payload);
+    // Only the server's own ranks, and an exit status srun can exit with.
+    if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node || m->status <= 0 ||
+        m->status > 255) {
+        c.close("malformed rank exit");
+        return;
+    }
+    if (events.onRankExit)
+        events.onRankExit(m->rank, m->status);
+}
+
+void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string &why) {
+    auto it = peers.find(&c);
+    if (it == peers.end())
+        return;
+    // An unauthenticated peer or one that left goes quietly; the loss of a
+    // joined server ends the step.
+    const bool lost = it->second.state == PeerState::Joined;
+    const std::uint32_t node = it->second.node;
+    peers.erase(it); // the connection's memory goes once libuv is done with it
+    if (stopping && peers.empty())
+        closeDeadline.reset();
+    if (lost) {
+        servers.erase(node);
+        fail("lost the stepmap server of node index " + std::to_string(node) + ": " + why);
+    }
+}
+
+void RendezvousHub::State::onWakeup() {
+    bool stop;
+    int status;
+    std::string reason;
+    {
+        std::lock_guard lock(mutex);
+        stop = shutdownRequested;
+        status = shutdownStatus;
+        reason = shutdownReason;
+    }
+    if (!stop || stopping)
+        return;
+    std::string payload = wire::encode(wire::ShutdownMsg{status, reason});
+    for (auto &[n, c] : servers)
+        c->send(MessageType::Shutdown, payload);
+    stopLoop();
+}
+
+void RendezvousHub::State::onConnectDeadline() {
+    std::string missing;
+    for (auto n : serverNodes)
+        if (!everConnected.count(n))
+            missing += (missing.empty() ? "" : ",") + std::to_string(n);
+    if (!missing.empty())
+        fail("the stepmap servers of node indices " + missing +
+             " did not reach srun in time (died, or cannot connect to this host)");
+}
+
+void RendezvousHub::State::stopLoop() {
+    stopping = true;
+    for (auto *c : peersIn(PeerState::Unauthenticated))
+        c->close("hub stopping");
+    servers.clear();
+    const auto joined = peersIn(PeerState::Joined);
+    for (auto *c : joined) {
+        peers[c].state = PeerState::Leaving;
+        c->closeAfterFlush("hub stopping");
+    }
+    if (!peers.empty()) {
+        closeDeadline = uvnet::makeTimer(&loop);
+        closeDeadline->data = this;
+        uv_timer_start(
+            closeDeadline.get(),
+            [](uv_timer_t *t) {
+                auto *s = static_cast<State *>(t->data);
+                for (auto *c : s->peersIn(PeerState::Leaving))
+                    c->close("hub stopping: the server did not take the last frames");
+            },
+            2000, 0);
+    }
+    listener.reset();
+    wakeup.reset();
+    deadline.reset();
+    sweep.reset();
+}
+
+namespace {
+
+void setPort(sockaddr_storage &addr, std::uint16_t port) {
+    if (addr.ss_family == AF_INET6)
+        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
+}
+
+// The first address of host (a name or a numeric address).
+bool resolve(const std::string &host, sockaddr_storage &out, std::string &error) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_ADDRCONFIG;
+    addrinfo *res = nullptr;
+    int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+    if (rc != 0 || !res) {
+        error = "cannot resolve the rendezvous address '" + host + "': " + gai_strerror(rc);
+        return false;
+    }
+    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
+    std::memcpy(&out, res->ai_addr, res->ai_addrlen);
+    return true;
+}
+
+// This host's address on the route to peer, as the routing table picks it
+// (a UDP socket's connect sends nothing).
+bool localAddressToward(const std::string &peer, sockaddr_storage &out) {
+    sockaddr_storage remote{};
+    std::string ignored;
+    if (!resolve(peer, remote, ignored))
+        return false;
+    os::UniqueFd fd(socket(remote.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!fd)
+        return false;
+    setPort(remote, 9); // any port: only the route matters
+    socklen_t len = sizeof out;
+    const socklen_t remoteLen =
+        remote.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    return connect(fd.get(), reinterpret_cast<sockaddr *>(&remote), remoteLen) == 0 &&
+           getsockname(fd.get(), reinterpret_cast<sockaddr *>(&out), &len) == 0;
+}
+
+// Where to listen, by Settings' order of preference.
+bool listenAddress(const RendezvousHub::Settings &s, sockaddr_storage &out, std::string &error) {
+    if (!s.host.empty())
+        return resolve(s.host, out, error);
+    if (!s.toward.empty() && localAddressToward(s.toward, out))
+        return true;
+    char name[256] = {};
+    return resolve(gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "127.0.0.1", out,
+                   error);
+}
+
+// Binds to host on a port of [portMin, portMax] (any if 0), starting at a
+// random one so that concurrent sruns spread over the range; then hands the
+// socket to libuv.
+int bindListener(uv_tcp_t *listener, const RendezvousHub::Settings &s, std::string &numeric,
+                 std::string &error) {
+    sockaddr_storage addr{};
+    if (!listenAddress(s, addr, error))
+        return UV_EINVAL;
+    numeric = numericText(reinterpret_cast<const sockaddr *>(&addr),
+                          addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+    os::UniqueFd fd(socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd)
+        return -errno;
+    int on = 1;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    const socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    const unsigned count = s.portMin == 0 ? 1u : static_cast<unsigned>(s.portMax - s.portMin) + 1;
+    const unsigned first = s.portMin == 0 ? 0u : std::random_device{}() % count;
+    int rc = -EADDRINUSE;
+    for (unsigned i = 0; i < count && rc == -EADDRINUSE; ++i) {
+        setPort(addr,
+                s.portMin == 0 ? 0 : static_cast<std::uint16_t>(s.portMin + (first + i) % count));
+        rc = bind(fd.get(), reinterpret_cast<const sockaddr *>(&addr), len) == 0 ? 0 : -errno;
+    }
+    if (rc != 0) {
+        if (rc == -EADDRINUSE && s.portMin != 0)
+            error = "no free port in SrunPortRange " + std::to_string(s.portMin) + "-" +
+                    std::to_string(s.portMax);
+        return rc;
+    }
+    rc = uv_tcp_open(listener, fd.get());
+    if (rc == 0)
+        fd.release(); // libuv owns it now
+    return rc;
+}
+
+// The bound port of a listening socket.
+int boundPort(uv_tcp_t *listener) {
+    sockaddr_storage bound{};
+    int len = sizeof bound;
+    uv_tcp_getsockname(listener, reinterpret_cast<sockaddr *>(&bound), &len);
+    return bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port)
+                                       : ntohs(reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
+}
+
+} // namespace
+
+bool RendezvousHub::State::listen(std::string &error) {
+    listener = uvnet::makeHandle(uv_tcp_init, &loop);
+    listener->data = this;
+    std::string bindError;
+    int rc = bindListener(listener.get(), settings, address, bindError);
+    if (rc == 0)
+        rc = uv_listen(reinterpret_cast<uv_stream_t *>(listener.get()), 1024,
+                       [](uv_stream_t *server, int status) {
+                           auto *s = static_cast<State *>(server->data);
+                           if (status == 0 && !s->stopping)
+                               s->admit(server);
+                       });
+    if (rc != 0) {
+        error = "cannot listen for the step's servers on " +
+                (settings.host.empty() ? std::string("this host") : settings.host) + ": " +
+                (bindError.empty() ? std::string(uv_strerror(rc)) : bindError);
+        return false;
+    }
+    port = boundPort(listener.get());
+    return true;
+}
+
+void RendezvousHub::State::startTimers() {
+    wakeup = uvnet::makeHandle(uv_async_init, &loop,
+                               [](uv_async_t *a) { static_cast<State *>(a->data)->onWakeup(); });
+    wakeup->data = this;
+    deadline = uvnet::makeTimer(&loop);
+    deadline->data = this;
+    uv_timer_start(
+        deadline.get(), [](uv_timer_t *t) { static_cast<State *>(t->data)->onConnectDeadline(); },
+        static_cast<std::uint64_t>(settings.connectDeadlineSec) * 1000, 0);
+    sweep = uvnet::makeTimer(&loop);
+    sweep->data = this;
+    const auto sweepMs = static_cast<std::uint64_t>(std::max(50, settings.handshakeDeadlineMs / 4));
+    uv_timer_start(
+        sweep.get(), [](uv_timer_t *t) { static_cast<State *>(t->data)->closeStalePeers(); },
+        sweepMs, sweepMs);
+}
+
+void RendezvousHub::State::runLoop() {
+    uv_run(&loop, UV_RUN_DEFAULT);
+    while (uv_loop_close(&loop) == UV_EBUSY)
+        uv_run(&loop, UV_RUN_NOWAIT);
+}
+
+std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> nodeOfRank,
+                                                    std::uint32_t nodeCount, std::string secret,
+                                                    Events events, const Settings &settings,
+                                                    std::string &error) {
+    auto st = std::make_unique<State>();
+    st->nodeOfRank = std::move(nodeOfRank);
+    for (auto n : st->nodeOfRank)
+        if (n < nodeCount)
+            st->serverNodes.insert(n);
+    st->secret = std::move(secret);
+    st->events = std::move(events);
+    st->settings = settings;
+    // Room for every server to be mid-handshake at once, several times over.
+    st->maxUnauthenticated = std::max(settings.maxUnauthenticated, 4 * st->serverNodes.size());
+
+    uv_loop_init(&st->loop);
+    if (!st->listen(error)) {
+        st->listener.reset();
+        st->runLoop();
+        return nullptr;
+    }
+    st->startTimers();
+    State *raw = st.get();
+    st->thread = std::thread([raw] { raw->runLoop(); });
+    std::unique_ptr<RendezvousHub> hub(new RendezvousHub);
+    hub->state_ = std::move(st);
+    return hub;
+}
+
+int RendezvousHub::port() const {
+    return state_->port;
+}
+
+std::string RendezvousHub::address() const {
+    return state_->address + ":" + std::to_string(state_->port);
+}
+
+void RendezvousHub::shutdown(int status, const std::string &reason) {
+    if (!state_ || !state_->thread.joinable())
+        return;
+    {
+        std::lock_guard lock(state_->mutex);
+        state_->shutdownRequested = true;
+        state_->shutdownStatus = status;
+        state_->shutdownReason = reason;
+    }
+    uv_async_send(state_->wakeup.get());
+    state_->thread.join();
+}
+
+RendezvousHub::~RendezvousHub() {
+    shutdown(0, "step done");
+}
+
+} // namespace stepmap::hub

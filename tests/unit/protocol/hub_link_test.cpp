@@ -1,0 +1,306 @@
+// A node server's link to srun's hub (hub/hub_link.hpp), with the real hub
+// on its own thread and the links on a libuv loop here, over loopback; the
+// node's PMIx server is a fake host.
+
+#include "hub/hub_link.hpp"
+#include "hub/rendezvous_hub.hpp"
+#include "wire/payloads.hpp"
+#include "wire/secret.hpp"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+using namespace stepmap;
+
+namespace {
+
+constexpr hub::LinkStatuses kStatuses{0, -1000, -2000};
+
+// This node's PMIx server, as the link sees it.
+struct FakeHost : hub::LinkHost {
+    bool answer = true; // else the requests stay unanswered
+    std::vector<std::pair<std::uint32_t, hub::DataReply>> unanswered;
+    std::vector<std::string> lines;
+
+    void localModex(std::uint32_t rank, hub::DataReply done) override {
+        if (answer)
+            done(0, "data of " + std::to_string(rank));
+        else
+            unanswered.emplace_back(rank, std::move(done));
+    }
+    hub::LinkStatuses statuses() const override { return kStatuses; }
+    std::string statusText(int status) const override { return "status " + std::to_string(status); }
+    void log(const std::string &line) override { lines.push_back(line); }
+    bool logged(const std::string &line) const {
+        return std::find(lines.begin(), lines.end(), line) != lines.end();
+    }
+};
+
+// A reply's outcome.
+struct Outcome {
+    std::optional<int> status;
+    std::string data;
+    hub::DataReply reply() {
+        return [this](int s, std::string d) {
+            status = s;
+            data = std::move(d);
+        };
+    }
+};
+
+class HubLinkTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        uv_loop_init(&loop_);
+        secret_ = *wire::decodeSecretHex(wire::generateSecretHex());
+        hub::RendezvousHub::Events events;
+        events.onAbort = [this](std::uint32_t rank, int status, const std::string &msg) {
+            std::lock_guard lock(mutex_);
+            hubSaw_.push_back("abort " + std::to_string(rank) + " " + std::to_string(status) + " " +
+                              msg);
+        };
+        events.onRankExit = [this](std::uint32_t rank, int status) {
+            std::lock_guard lock(mutex_);
+            hubSaw_.push_back("exit " + std::to_string(rank) + " " + std::to_string(status));
+        };
+        hub::RendezvousHub::Settings s;
+        s.host = "127.0.0.1";
+        std::string error;
+        // Ranks 0,2 on node 0; ranks 1,3 on node 1.
+        hub_ = hub::RendezvousHub::start({0, 1, 0, 1}, 2, secret_, events, s, error);
+        ASSERT_TRUE(hub_) << error;
+    }
+
+    void TearDown() override {
+        links_.clear();
+        hub_.reset();
+        for (int i = 0; i < 1000 && uv_loop_close(&loop_) == UV_EBUSY; ++i)
+            uv_run(&loop_, UV_RUN_NOWAIT);
+    }
+
+    hub::HubLink::Settings settings(std::uint32_t node, int port) {
+        hub::HubLink::Settings s;
+        s.hubHost = "127.0.0.1";
+        s.hubPort = port;
+        s.secret = secret_;
+        s.nodeIndex = node;
+        s.dmodexTimeoutSec = 1;
+        s.nodeOfRank = {0, 1, 0, 1};
+        return s;
+    }
+
+    hub::HubLink &link(std::uint32_t node, FakeHost &host, std::optional<int> port = {}) {
+        links_.push_back(std::make_unique<hub::HubLink>(
+            &loop_, settings(node, port.value_or(hub_->port())), host,
+            [this, node](const std::string &why) { lost_[node] = why; }));
+        return *links_.back();
+    }
+
+    template <class Pred> bool runUntil(Pred done) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!done()) {
+            if (std::chrono::steady_clock::now() > deadline)
+                return false;
+            uv_run(&loop_, UV_RUN_NOWAIT);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return true;
+    }
+
+    // Node 0 asks for rank (of node 1) through the hub; the outcome, or none
+    // after 10 s.
+    Outcome askForRank(FakeHost &h0, FakeHost &h1, std::uint32_t rank) {
+        auto &a = link(0, h0);
+        link(1, h1).connect();
+        a.connect();
+        Outcome m;
+        a.directModex(rank, m.reply());
+        runUntil([&] { return m.status.has_value(); });
+        return m;
+    }
+
+    std::vector<std::string> hubSaw() {
+        std::lock_guard lock(mutex_);
+        return hubSaw_;
+    }
+
+    uv_loop_t loop_{};
+    std::string secret_;
+    std::unique_ptr<hub::RendezvousHub> hub_;
+    std::vector<std::unique_ptr<hub::HubLink>> links_;
+    std::map<std::uint32_t, std::string> lost_;
+    std::mutex mutex_;
+    std::vector<std::string> hubSaw_;
+};
+
+} // namespace
+
+TEST_F(HubLinkTest, FenceAcrossNodesCollectsEveryNodesData) {
+    FakeHost h0, h1;
+    auto &a = link(0, h0);
+    auto &b = link(1, h1);
+    a.connect();
+    b.connect();
+    Outcome fa, fb;
+    // Before the hub welcomed them: queued, then sent.
+    a.fence({0, 1}, true, "A", fa.reply());
+    b.fence({0, 1}, true, "B", fb.reply());
+    ASSERT_TRUE(runUntil([&] { return fa.status && fb.status; }));
+    EXPECT_EQ(*fa.status, 0);
+    EXPECT_EQ(fa.data, "AB");
+    EXPECT_EQ(fb.data, "AB");
+    EXPECT_TRUE(h0.logged("joined srun's rendezvous"));
+}
+
+TEST_F(HubLinkTest, AFenceOfThisNodeAloneNeedsNoHub) {
+    FakeHost h0;
+    Outcome f;
+    link(0, h0).fence({0}, true, "x", f.reply());
+    ASSERT_TRUE(f.status);
+    EXPECT_EQ(*f.status, 0);
+    EXPECT_EQ(f.data, "x");
+}
+
+TEST_F(HubLinkTest, DirectModexIsAnsweredByTheOwningNode) {
+    FakeHost h0, h1;
+    Outcome m = askForRank(h0, h1, 3);
+    ASSERT_TRUE(m.status);
+    EXPECT_EQ(*m.status, 0);
+    EXPECT_EQ(m.data, "data of 3");
+}
+
+TEST_F(HubLinkTest, DirectModexWithoutAnAnswerTimesOut) {
+    FakeHost h0, h1;
+    h1.answer = false;
+    Outcome m = askForRank(h0, h1, 1);
+    ASSERT_TRUE(m.status);
+    EXPECT_EQ(*m.status, kStatuses.timeout);
+    EXPECT_TRUE(h0.logged("direct modex for rank 1 failed: status -1000 (no answer within 1 s)"));
+    ASSERT_EQ(h1.unanswered.size(), 1u);
+    EXPECT_EQ(h1.unanswered[0].first, 1u);
+}
+
+TEST_F(HubLinkTest, AbortsAndFailedRanksReachSrun) {
+    FakeHost h0;
+    auto &a = link(0, h0);
+    a.connect();
+    a.abort(2, 5, "bye");
+    a.rankExited(0, 3);
+    ASSERT_TRUE(runUntil([&] { return hubSaw().size() == 2; }));
+    EXPECT_EQ(hubSaw(), (std::vector<std::string>{"abort 2 5 bye", "exit 0 3"}));
+}
+
+TEST_F(HubLinkTest, SrunEndingTheStepStopsTheServer) {
+    FakeHost h0, h1;
+    link(0, h0).connect();
+    link(1, h1).connect();
+    ASSERT_TRUE(runUntil([&] {
+        return h0.logged("joined srun's rendezvous") && h1.logged("joined srun's rendezvous");
+    }));
+    std::thread stopper([this] { hub_->shutdown(0, "step done"); });
+    bool ended = runUntil([&] { return lost_.size() == 2; });
+    stopper.join();
+    ASSERT_TRUE(ended);
+    EXPECT_EQ(lost_[0], "srun ends the step: step done");
+    EXPECT_EQ(lost_[1], "srun ends the step: step done");
+}
+
+TEST_F(HubLinkTest, LeavingNeedsNoStopFromTheServer) {
+    FakeHost h0;
+    auto &a = link(0, h0);
+    a.connect();
+    ASSERT_TRUE(runUntil([&] { return h0.logged("joined srun's rendezvous"); }));
+    a.leave();
+    EXPECT_TRUE(h0.logged("served 0 fences, asked 0 and answered 0 direct-modex requests"));
+    for (int i = 0; i < 50; ++i) {
+        uv_run(&loop_, UV_RUN_NOWAIT);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_TRUE(lost_.empty());
+}
+
+TEST_F(HubLinkTest, NoHubFailsWhatWaitsAndStopsTheServer) {
+    // A port nobody listens on.
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&a), len), 0);
+    getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
+    const int port = ntohs(a.sin_port);
+    close(fd);
+
+    FakeHost h0;
+    hub::HubLink::Settings s = settings(0, port);
+    s.joinRetryMs = 600;
+    hub::HubLink l(&loop_, s, h0, [this](const std::string &why) { lost_[0] = why; });
+    l.connect();
+    Outcome f;
+    l.fence({0, 1}, false, "", f.reply());
+    ASSERT_TRUE(runUntil([&] { return lost_.count(0) == 1; }));
+    EXPECT_EQ(lost_[0].rfind("connection to srun's rendezvous at 127.0.0.1:" +
+                                 std::to_string(port) + " ended: connection failed: ",
+                             0),
+              0u)
+        << lost_[0];
+    ASSERT_TRUE(f.status);
+    EXPECT_EQ(*f.status, kStatuses.lostConnection);
+    EXPECT_FALSE(h0.lines.empty());
+    EXPECT_EQ(h0.lines[0].rfind("could not join srun's rendezvous (connection failed: ", 0), 0u)
+        << h0.lines[0];
+}
+
+// A hub of the test's own on the link's loop: welcomes the server, then asks
+// it for a rank it does not hold. The link refuses and the server stops.
+TEST_F(HubLinkTest, ARequestForAnotherNodesRankEndsTheLink) {
+    auto listener = uvnet::makeHandle(uv_tcp_init, &loop_);
+    sockaddr_in addr{};
+    uv_ip4_addr("127.0.0.1", 0, &addr);
+    ASSERT_EQ(uv_tcp_bind(listener.get(), reinterpret_cast<const sockaddr *>(&addr), 0), 0);
+    int len = sizeof addr;
+    uv_tcp_getsockname(listener.get(), reinterpret_cast<sockaddr *>(&addr), &len);
+    struct FakeHub {
+        std::string secret;
+        uvnet::FrameConnection::Ptr conn;
+        std::string closed;
+    } fake{secret_, nullptr, {}};
+    listener->data = &fake;
+    ASSERT_EQ(uv_listen(reinterpret_cast<uv_stream_t *>(listener.get()), 4,
+                        [](uv_stream_t *server, int) {
+                            auto *f = static_cast<FakeHub *>(server->data);
+                            uvnet::FrameConnection::Callbacks cb;
+                            cb.onFrames = [](uvnet::FrameConnection &c,
+                                             std::vector<wire::Frame> &) {
+                                // The Hello: welcome it, then ask for rank 1 (node 1's).
+                                c.send(wire::MessageType::Welcome, std::string());
+                                c.send(wire::MessageType::DmodexRequest,
+                                       wire::encode(wire::DmodexRequestMsg{9, 1, 1}));
+                            };
+                            cb.onClosed = [f](uvnet::FrameConnection &, const std::string &why) {
+                                f->closed = why;
+                            };
+                            f->conn = uvnet::FrameConnection::accept(server, f->secret, cb);
+                        }),
+              0);
+
+    FakeHost h0;
+    auto &a = link(0, h0, ntohs(addr.sin_port));
+    a.connect();
+    ASSERT_TRUE(runUntil([&] { return lost_.count(0) == 1 && !fake.closed.empty(); }));
+    EXPECT_EQ(lost_[0], "connection to srun's rendezvous at 127.0.0.1:" +
+                            std::to_string(ntohs(addr.sin_port)) +
+                            " ended: malformed direct modex request");
+    EXPECT_EQ(fake.closed, "peer closed the connection");
+    EXPECT_TRUE(h0.logged("joined srun's rendezvous"));
+    // Both go before fake does; TearDown's loop frees them.
+    fake.conn.reset();
+    listener.reset();
+}
