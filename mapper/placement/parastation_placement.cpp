@@ -325,8 +325,8 @@ Expected<LaunchPlan> makeParaStationPlan(const Allocation &allocation, const Pla
     Expected<RankNodes> ranks = RankNodes{};
     if (np <= total) {
         // Within the CPUs; neither mapper can fail here.
-        ranks = ps.loopNodesFirst ? detail::mapByNode(nodes, np, false)
-                                  : detail::mapBySlot(nodes, np, false);
+        ranks =
+            ps.loopNodesFirst ? detail::mapByNode(nodes, np, false) : detail::fillSlots(nodes, np);
     } else if (!request.overbook) {
         return notEnoughCpus(np, total, request);
     } else if (ps.loopNodesFirst) {

@@ -22,48 +22,13 @@
 #include "base/expected.hpp"
 #include "hosts/allocation.hpp"
 #include "hosts/node_filter.hpp"
+#include "placement/policy_words.hpp"
 #include "placement/pu_bits.hpp"
 #include "plan/launch_plan.hpp"
 #include "request/map_policy.hpp"
 #include "request/plan_request.hpp"
 
 namespace stepmap::detail {
-
-// PRRTE's three policy words, as values: the policy and the directives that
-// travel with it. Kept whole because what mpirun prints (and whether it
-// prints one line per application) compares them whole.
-struct MappingWord {
-    MapBy policy = MapBy::Default;
-    bool noOversubscribe = false;
-    bool subscribeGiven = false;
-    bool span = false;
-    bool ordered = false;
-    bool given = false;
-
-    bool operator==(const MappingWord &) const = default;
-};
-
-struct RankingWord {
-    std::optional<RankBy> policy; // unset with byUser: ranked by the file
-    bool byUser = false;
-    bool given = false;
-
-    bool operator==(const RankingWord &) const = default;
-};
-
-struct BindingWord {
-    BindTo policy = BindTo::Default;
-    bool ifSupported = false;
-    bool overloadAllowed = false;
-    bool overloadGiven = false;
-    bool given = false; // set by the user (or forced by PE=n), not derived
-
-    bool operator==(const BindingWord &) const = default;
-};
-
-std::string formatMapping(const MappingWord &word);
-std::string formatRanking(const RankingWord &word);
-std::string formatBinding(const BindingWord &word);
 
 // The resolved options one mapper call works with (PRRTE's
 // prte_rmaps_options_t). Copied per application in per-app dispatch.
@@ -173,6 +138,7 @@ struct EngineResult {
     std::vector<std::string> deviceSets;
     std::vector<std::uint32_t> procDevices; // per proc, empty unless by device
     std::vector<std::uint32_t> mapOrder;    // node indices in job-map order
+    std::vector<NodeState> nodes;           // indexed like Allocation::nodes
     bool oversubscribed = false;
 };
 
@@ -203,6 +169,11 @@ private:
     // prte_rmaps_base_get_target_nodes: the list for one application,
     // its slots; refreshes each node's availability snapshot.
     Expected<std::vector<std::uint32_t>> targetNodes(std::uint32_t &numSlots, bool keepAll);
+    // targetNodes for np processes placed round robin: too few slots is an
+    // error unless oversubscribing (then, with boundedByMaxSlots, within
+    // the nodes' max_slots), and oversubscribing drops a default binding.
+    Expected<std::vector<std::uint32_t>> roundRobinTargets(std::uint32_t np, MapOptions &options,
+                                                           bool boundedByMaxSlots);
     bool checkAvail(std::uint32_t node, NodeList *list, std::uint32_t obj, MapOptions &options);
     std::optional<UserError> setupProc(std::uint32_t app, std::uint32_t node, std::uint32_t obj,
                                        MapOptions &options);
@@ -211,7 +182,12 @@ private:
     // CPUs (cores, or PUs with hwthreads) free on the node, inside mapping
     // target `obj` when given, counting at most to stopAt.
     std::uint32_t ncpus(std::uint32_t node, std::uint32_t obj, const MapOptions &options,
-                        std::uint32_t stopAt = kNoBit);
+                        std::uint32_t stopAt = kNoBit) const;
+    // The node's CPUs no process took yet, within the job's pe-list.
+    PuBits freeCpus(std::uint32_t node) const;
+    // ncpus over a given free set.
+    std::uint32_t countFree(std::uint32_t node, const PuBits &free, std::uint32_t obj,
+                            const MapOptions &options, std::uint32_t stopAt) const;
     // The local PUs of mapping target `obj` of a node: an object of the
     // mapped level, or (mapping by device) the locality of a device group.
     std::optional<std::pair<std::uint32_t, std::uint32_t>>
@@ -277,9 +253,6 @@ private:
     bool targetSet_ = false;
     PuBits jobCpuset_;
     bool jobCpusetSet_ = false;
-    PuBits scratch_;
-    PuBits base_;
-    PuBits freeBase_;
 
     // Distinct CPU sets, by content, and a per-model cache for whole
     // objects of a node the application found untouched.
@@ -287,11 +260,5 @@ private:
     std::unordered_map<std::string, std::uint32_t> bindingIndex_;
     std::unordered_map<const NodeModel *, std::vector<std::vector<std::uint32_t>>> objectBinding_;
 };
-
-// PRRTE's numbering of levels for "bind above map" (1 none .. 8 hwthread).
-int depthOf(BindTo to);
-int depthOf(MapBy by);
-std::optional<HwLevel> levelOf(MapBy by);
-std::optional<HwLevel> levelOf(BindTo to);
 
 } // namespace stepmap::detail
