@@ -1,3 +1,5 @@
+// --map-by an object level (hwthread .. package) or device=.
+
 #include "placement/placement.hpp"
 
 #include <algorithm>
@@ -6,6 +8,140 @@
 #include "placement/placement_messages.hpp"
 
 namespace stepmap::detail {
+
+// The walk of one mapByObject call over the nodes, round after round.
+struct Engine::ObjectWalk {
+    NodeList nodes;
+    std::vector<std::uint32_t> cursor; // per node: objects used, where SPAN resumes
+    std::uint32_t np = 0;
+    std::uint32_t mapped = 0;
+    bool nowrap = false;     // devices not SHARED: one pass, one process each
+    bool interleave = false; // SPAN: one process per node per trip
+    bool firstPass = true;
+    bool allFull = true;    // no node took a process this round
+    bool outOfCpus = false; // the last node lacked CPUs for a binding
+    EvenSplit split;        // the procs past the slots, over the nodes
+};
+
+namespace {
+
+UserError noObjects(const NodeState &node, const MapOptions &options) {
+    return UserError{"--map-by " + mapName(options) + ": node " + std::string(node.name) +
+                     " has no " +
+                     (options.mapDevice ? escaped(options.device) + " device"
+                                        : std::string(hwLevelName(*options.mapLevel))) +
+                     " among the CPUs the job holds there.\nMap by a level every node has (e.g. "
+                     "core) or by slot."};
+}
+
+} // namespace
+
+Expected<std::uint32_t> Engine::objectTargets(std::uint32_t index, const MapOptions &options) {
+    if (options.mapDevice) {
+        if (auto error = loadDeviceGroups(index, options))
+            return *error;
+        return static_cast<std::uint32_t>(deviceGroups_.size());
+    }
+    const NodeModel *model = nodes_[index].model;
+    return model == nullptr ? 0u
+                            : static_cast<std::uint32_t>(model->objects(*options.mapLevel).size());
+}
+
+// Devices given one process each: there must be a group per process.
+std::optional<UserError> Engine::checkDeviceGroups(const std::vector<std::uint32_t> &list,
+                                                   std::uint32_t np, const MapOptions &options) {
+    std::uint32_t groups = 0;
+    for (std::uint32_t index : list) {
+        auto count = objectTargets(index, options);
+        if (!count)
+            return count.error();
+        groups += count.value();
+    }
+    if (groups > 0 && groups < np)
+        return UserError{
+            "--map-by device=" + escaped(options.device) + ": " + std::to_string(np) +
+            " processes but only " + std::to_string(groups) + " " +
+            (options.ndev > 1 ? "groups of " + std::to_string(options.ndev) + " devices"
+                              : std::string("devices")) +
+            " on the nodes, and each is given to one process.\nRequest at most " +
+            std::to_string(groups) + " processes, or add :SHARED to let processes share devices."};
+    return std::nullopt;
+}
+
+Expected<Engine::ObjectStep> Engine::placeOnObject(std::uint32_t app, std::uint32_t index,
+                                                   std::uint32_t obj, NodeList &nodes,
+                                                   MapOptions &options) {
+    const auto perRank = static_cast<std::uint32_t>(options.cpusPerRank);
+    if (options.bind != BindTo::None && !options.overload &&
+        ncpus(index, obj, options, perRank) < perRank)
+        return ObjectStep::NoCpu;
+    options.nprocs = 1;
+    if (!checkAvail(index, &nodes, obj, options))
+        return ObjectStep::NodeFull;
+    if (auto error = setupProc(app, index, obj, options))
+        return *error;
+    if (options.mapDevice)
+        recordDevice(obj);
+    auto full = checkOversubscribed(index, options);
+    if (!full)
+        return full.error();
+    if (full.value() == 1) {
+        nodes.remove(index);
+        return ObjectStep::PlacedNodeFull;
+    }
+    return ObjectStep::Placed;
+}
+
+// One node's turn: round robin over its objects until its budget is
+// placed (without SPAN, round after round while processes fit).
+std::optional<UserError> Engine::mapObjectsOfNode(std::uint32_t app, std::uint32_t index,
+                                                  ObjectWalk &walk, MapOptions &options) {
+    const NodeState &node = nodes_[index];
+    walk.outOfCpus = false;
+    computeJobCpuset(index, options);
+    auto count = objectTargets(index, options);
+    if (!count)
+        return count.error();
+    const std::uint32_t nobjs = count.value();
+    if (nobjs == 0)
+        return noObjects(node, options);
+    std::uint32_t budget = 0;
+    std::uint32_t start = 0;
+    if (walk.interleave) {
+        budget = (options.oversubscribe || node.slotsAvailable > 0) ? 1 : 0;
+        start = walk.cursor[index] % nobjs;
+    } else if (walk.firstPass || !options.oversubscribe) {
+        budget = static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0));
+    } else {
+        budget = walk.split.next();
+    }
+    std::uint32_t placed = 0;
+    bool again = true;
+    while (again) {
+        for (std::uint32_t i = 0; i < nobjs && walk.mapped < walk.np; ++i) {
+            if (placed >= budget)
+                return std::nullopt;
+            auto step = placeOnObject(app, index, (start + i) % nobjs, walk.nodes, options);
+            if (!step)
+                return step.error();
+            if (step.value() == ObjectStep::NoCpu) {
+                walk.outOfCpus = true;
+                continue;
+            }
+            if (step.value() == ObjectStep::NodeFull)
+                return std::nullopt;
+            ++walk.mapped;
+            ++placed;
+            ++walk.cursor[index];
+            if (step.value() == ObjectStep::PlacedNodeFull)
+                return std::nullopt;
+            walk.allFull = false;
+        }
+        again = walk.mapped < walk.np && !walk.allFull && !walk.outOfCpus && !options.span &&
+                !walk.nowrap;
+    }
+    return std::nullopt;
+}
 
 // PRRTE's object mapper (map_targets): without SPAN each node in turn takes
 // its free slots, one proc per object round robin over its objects; with
@@ -18,139 +154,39 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
     auto list = roundRobinTargets(np, options, false);
     if (!list)
         return list.error();
-    const bool devices = options.mapDevice;
-    const bool nowrap = devices && !options.shared;
-    if (devices && !options.shared) {
-        std::uint32_t groups = 0;
-        for (std::uint32_t index : list.value()) {
-            if (auto error = loadDeviceGroups(index, options))
-                return error;
-            groups += static_cast<std::uint32_t>(deviceGroups_.size());
-        }
-        if (groups > 0 && groups < np)
-            return UserError{
-                "--map-by device=" + escaped(options.device) + ": " + std::to_string(np) +
-                " processes but only " + std::to_string(groups) + " " +
-                (options.ndev > 1 ? "groups of " + std::to_string(options.ndev) + " devices"
-                                  : std::string("devices")) +
-                " on the nodes, and each is given to one process.\nRequest at most " +
-                std::to_string(groups) +
-                " processes, or add :SHARED to let processes share devices."};
-    }
-    NodeList nodes(list.value(), nodes_.size());
-    std::vector<std::uint32_t> cursor(nodes_.size(), 0);
-    const bool interleave = options.span && !nowrap;
-    std::uint32_t mapped = 0;
-    bool firstPass = true;
+    ObjectWalk walk{NodeList(list.value(), nodes_.size()),
+                    std::vector<std::uint32_t>(nodes_.size(), 0), np};
+    walk.nowrap = options.mapDevice && !options.shared;
+    walk.interleave = options.span && !walk.nowrap;
+    if (walk.nowrap)
+        if (auto error = checkDeviceGroups(list.value(), np, options))
+            return error;
     bool wasFirst = false;
-    bool allFull = true;
-    bool outOfCpus = false;
-    std::uint32_t extra = 0;
-    std::uint32_t extraNodes = 0;
     do {
-        allFull = true;
-        if (!firstPass && options.oversubscribe && !interleave) {
-            if (nodes.empty())
+        walk.allFull = true;
+        if (!walk.firstPass && options.oversubscribe && !walk.interleave) {
+            if (walk.nodes.empty())
                 break;
-            const std::uint32_t remaining = np - mapped;
-            const auto size = static_cast<std::uint32_t>(nodes.size());
-            extra = remaining / size;
-            extraNodes = 0;
-            if (remaining % size != 0) {
-                extraNodes = remaining - extra * size;
-                ++extra;
-            }
+            walk.split = EvenSplit(np - walk.mapped, static_cast<std::uint32_t>(walk.nodes.size()));
         }
-        for (std::uint32_t index : nodes.order()) {
-            if (mapped == np)
+        for (std::uint32_t index : walk.nodes.order()) {
+            if (walk.mapped == np)
                 break;
-            if (!nodes.contains(index))
+            if (!walk.nodes.contains(index))
                 continue;
-            NodeState &node = nodes_[index];
-            outOfCpus = false;
-            computeJobCpuset(index, options);
-            std::uint32_t nobjs = 0;
-            if (devices) {
-                if (auto error = loadDeviceGroups(index, options))
-                    return error;
-                nobjs = static_cast<std::uint32_t>(deviceGroups_.size());
-            } else if (node.model != nullptr) {
-                nobjs = static_cast<std::uint32_t>(node.model->objects(*options.mapLevel).size());
-            }
-            if (nobjs == 0)
-                return UserError{
-                    "--map-by " + mapName(options) + ": node " + std::string(node.name) +
-                    " has no " +
-                    (devices ? escaped(options.device) + " device"
-                             : std::string(hwLevelName(*options.mapLevel))) +
-                    " among the CPUs the job holds there.\nMap by a level every node has (e.g. "
-                    "core) or by slot."};
-            std::uint32_t budget = 0;
-            std::uint32_t start = 0;
-            if (interleave) {
-                budget = (options.oversubscribe || node.slotsAvailable > 0) ? 1 : 0;
-                start = cursor[index] % nobjs;
-            } else if (firstPass || !options.oversubscribe) {
-                budget = static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0));
-            } else {
-                budget = extra;
-                if (extraNodes > 0 && --extraNodes == 0)
-                    --extra;
-            }
-            bool nodeFull = false;
-            std::uint32_t placed = 0;
-            bool again = true;
-            while (again) {
-                again = false;
-                for (std::uint32_t i = 0; i < nobjs && mapped < np && !nodeFull; ++i) {
-                    const std::uint32_t obj = start == 0 ? i : (start + i) % nobjs;
-                    if (placed >= budget) {
-                        nodeFull = true;
-                        break;
-                    }
-                    if (options.bind != BindTo::None && !options.overload &&
-                        ncpus(index, obj, options,
-                              static_cast<std::uint32_t>(options.cpusPerRank)) <
-                            static_cast<std::uint32_t>(options.cpusPerRank)) {
-                        outOfCpus = true;
-                        continue;
-                    }
-                    options.nprocs = 1;
-                    if (!checkAvail(index, &nodes, obj, options)) {
-                        nodeFull = true;
-                        break;
-                    }
-                    if (auto error = setupProc(app, index, obj, options))
-                        return error;
-                    if (devices)
-                        recordDevice(obj);
-                    ++mapped;
-                    ++placed;
-                    ++cursor[index];
-                    auto full = checkOversubscribed(index, options);
-                    if (!full)
-                        return full.error();
-                    if (full.value() == 1) {
-                        nodes.remove(index);
-                        nodeFull = true;
-                        break;
-                    }
-                    allFull = false;
-                }
-                if (mapped < np && !allFull && !nodeFull && !outOfCpus && !options.span && !nowrap)
-                    again = true;
-            }
+            if (auto error = mapObjectsOfNode(app, index, walk, options))
+                return error;
         }
-        if (nowrap)
+        if (walk.nowrap)
             break;
-        wasFirst = firstPass;
-        firstPass = false;
-    } while (mapped < np && (!allFull || (options.oversubscribe && wasFirst)));
-    if (mapped == np)
+        wasFirst = walk.firstPass;
+        walk.firstPass = false;
+    } while (walk.mapped < np && (!walk.allFull || (options.oversubscribe && wasFirst)));
+    if (walk.mapped == np)
         return std::nullopt;
-    if (outOfCpus)
+    if (walk.outOfCpus)
         return overloadError(app, np, options);
-    return failedMap(app, np, mapped, options);
+    return failedMap(app, np, walk.mapped, options);
 }
 
 std::optional<UserError> Engine::mapByDevice(std::uint32_t app, std::uint32_t np,

@@ -59,31 +59,20 @@ std::optional<UserError> Engine::mapBySlot(std::uint32_t app, std::uint32_t np,
     std::uint32_t mapped = 0;
     NodeList nodes(list.value(), nodes_.size());
     for (std::uint32_t index : list.value()) {
-        NodeState &node = nodes_[index];
         computeJobCpuset(index, options);
-        options.nprocs = static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0));
-        if (node.model != nullptr && options.bind != BindTo::None && !jobBinding.given &&
-            options.nprocs <= static_cast<std::uint32_t>(node.slotsAvailable) &&
-            options.nprocs > ncpus(index, kNoIndex, options, options.nprocs + 1)) {
-            // More procs than CPUs but within the slots: overloaded, not
-            // oversubscribed - run this node's procs unbound.
-            options.bind = BindTo::None;
-            jobBinding = BindingWord{BindTo::None};
-        }
+        options.nprocs = static_cast<std::uint32_t>(std::max(nodes_[index].slotsAvailable, 0));
+        // More procs than CPUs but within the slots: overloaded, not
+        // oversubscribed - run this node's procs unbound.
+        unbindIfOverloaded(index, options.nprocs, options.nprocs, options);
         if (!checkAvail(index, &nodes, kNoIndex, options)) {
             options.bind = savebind;
             continue;
         }
-        for (std::uint32_t i = 0; i < options.nprocs && mapped < np; ++i) {
-            if (auto error = setupProc(app, index, kNoIndex, options))
-                return error;
-            ++mapped;
-            auto full = checkOversubscribed(index, options);
-            if (!full)
-                return full.error();
-            if (full.value() == 1)
-                break;
-        }
+        auto fill =
+            placeOnNode(app, index, kNoIndex, std::min(options.nprocs, np - mapped), options);
+        if (!fill)
+            return fill.error();
+        mapped += fill.value().placed;
         options.bind = savebind;
         if (mapped == np)
             return std::nullopt;

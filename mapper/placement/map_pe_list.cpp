@@ -22,50 +22,33 @@ std::optional<UserError> Engine::mapByCpu(std::uint32_t app, std::uint32_t np,
     }();
     NodeList nodes(list.value(), nodes_.size());
     std::uint32_t mapped = 0;
-    bool second = false;
-    std::uint32_t extra = 0;
-    std::uint32_t extraNodes = 0;
+    std::optional<EvenSplit> second; // the pass past the slots
     while (true) {
         for (std::uint32_t index : nodes.order()) {
             if (!nodes.contains(index))
                 continue;
-            NodeState &node = nodes_[index];
+            const NodeState &node = nodes_[index];
+            const auto freeSlots = static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0));
             options.cpuset = savecpuset;
             computeJobCpuset(index, options);
-            if (second) {
-                options.nprocs = extra;
-                if (extraNodes > 0 && --extraNodes == 0)
-                    --extra;
-            } else if (options.ordered || !options.overload) {
+            if (second)
+                options.nprocs = second->next();
+            else if (options.ordered || !options.overload)
                 options.nprocs = listSize;
-            } else {
-                options.nprocs = static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0));
-            }
+            else
+                options.nprocs = freeSlots;
             if (!options.oversubscribe)
-                options.nprocs = std::min(
-                    options.nprocs, static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0)));
-            if (node.model != nullptr && !jobBinding.given && options.bind != BindTo::None &&
-                options.nprocs <= static_cast<std::uint32_t>(node.slotsAvailable) &&
-                options.nprocs > ncpus(index, kNoIndex, options, options.nprocs + 1)) {
-                options.bind = BindTo::None;
-                jobBinding = BindingWord{BindTo::None};
-            }
+                options.nprocs = std::min(options.nprocs, freeSlots);
+            unbindIfOverloaded(index, options.nprocs, options.nprocs, options);
             if (!checkAvail(index, &nodes, kNoIndex, options)) {
                 options.bind = savebind;
                 continue;
             }
-            for (std::uint32_t i = 0; i < options.nprocs && mapped < np; ++i) {
-                if (auto error = setupProc(app, index, kNoIndex, options)) {
-                    options.cpuset = savecpuset;
-                    return error;
-                }
-                ++mapped;
-                auto full = checkOversubscribed(index, options);
-                if (!full)
-                    return full.error();
-                if (full.value() == 1)
-                    break;
-            }
+            auto fill =
+                placeOnNode(app, index, kNoIndex, std::min(options.nprocs, np - mapped), options);
+            if (!fill)
+                return fill.error();
+            mapped += fill.value().placed;
             options.bind = savebind;
             if (mapped == np) {
                 options.cpuset = savecpuset;
@@ -74,15 +57,7 @@ std::optional<UserError> Engine::mapByCpu(std::uint32_t app, std::uint32_t np,
         }
         if (!options.oversubscribe || second || nodes.empty())
             break;
-        const std::uint32_t remaining = np - mapped;
-        const auto size = static_cast<std::uint32_t>(nodes.size());
-        extra = remaining / size;
-        extraNodes = 0;
-        if (remaining % size != 0) {
-            extraNodes = remaining - extra * size;
-            ++extra;
-        }
-        second = true;
+        second = EvenSplit(np - mapped, static_cast<std::uint32_t>(nodes.size()));
     }
     options.cpuset = savecpuset;
     return UserError{"--map-by pe-list=" + escaped(options.peListGiven) + ": application context " +

@@ -7,6 +7,28 @@
 
 namespace stepmap::detail {
 
+// The processes a pattern places when no -n bounds it: counted before
+// anything is placed, against the process limit left after the earlier
+// application contexts.
+template <class Targets>
+Expected<std::uint32_t> Engine::pprCount(const std::vector<std::uint32_t> &list, std::uint32_t pprn,
+                                         const std::string &pattern, Targets targets) const {
+    const std::uint64_t room = static_cast<std::uint64_t>(kMaxRanks) - mappedCount();
+    std::uint64_t total = 0;
+    for (std::uint32_t index : list) {
+        auto count = targets(index);
+        if (!count)
+            return count.error();
+        total += std::uint64_t{pprn} * count.value();
+        if (total > room)
+            return UserError{pattern + ": the pattern asks for more than " + std::to_string(room) +
+                             " processes on the " + std::to_string(list.size()) +
+                             " nodes; stepmap places at most " + std::to_string(kMaxRanks) +
+                             ". Lower N, or give -n."};
+    }
+    return static_cast<std::uint32_t>(total);
+}
+
 // PRRTE's ppr mapper: N procs on each object (or node) of every node that
 // has slots for all of them, until np are placed.
 std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, MapOptions &options) {
@@ -19,37 +41,14 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
                                : options.mapDevice ? "device=" + escaped(options.device)
                                                    : std::string(hwLevelName(*options.mapLevel));
     const std::string pattern = "--map-by ppr:" + std::to_string(pprn) + ":" + object;
-    // The targets of a node: itself, its device groups or its objects.
     const auto targets = [&](std::uint32_t index) -> Expected<std::uint32_t> {
-        if (options.mapNode)
-            return 1u;
-        if (options.mapDevice) {
-            if (auto error = loadDeviceGroups(index, options))
-                return *error;
-            return static_cast<std::uint32_t>(deviceGroups_.size());
-        }
-        const NodeModel *model = nodes_[index].model;
-        return model == nullptr
-                   ? 0u
-                   : static_cast<std::uint32_t>(model->objects(*options.mapLevel).size());
+        return options.mapNode ? 1u : objectTargets(index, options);
     };
     if (np == 0) {
-        // Counted before anything is placed, against the process limit
-        // left after the earlier application contexts.
-        const std::uint64_t room = static_cast<std::uint64_t>(kMaxRanks) - mappedCount();
-        std::uint64_t total = 0;
-        for (std::uint32_t index : list.value()) {
-            auto count = targets(index);
-            if (!count)
-                return count.error();
-            total += std::uint64_t{pprn} * count.value();
-            if (total > room)
-                return UserError{pattern + ": the pattern asks for more than " +
-                                 std::to_string(room) + " processes on the " +
-                                 std::to_string(list->size()) + " nodes; stepmap places at most " +
-                                 std::to_string(kMaxRanks) + ". Lower N, or give -n."};
-        }
-        np = static_cast<std::uint32_t>(total);
+        auto count = pprCount(list.value(), pprn, pattern, targets);
+        if (!count)
+            return count.error();
+        np = count.value();
     }
     if (numSlots < np) {
         if (!options.oversubscribe)
@@ -77,47 +76,28 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
         if (options.nprocs > static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0)) &&
             !options.oversubscribe)
             continue;
-        if (node.model != nullptr && !jobBinding.given && options.bind != BindTo::None &&
-            options.nprocs <= static_cast<std::uint32_t>(node.slotsAvailable) &&
-            options.nprocs * static_cast<std::uint32_t>(options.cpusPerRank) >
-                ncpus(index, kNoIndex, options)) {
-            options.bind = BindTo::None;
-            jobBinding = BindingWord{BindTo::None};
-        }
-        bool nextNode = false;
+        unbindIfOverloaded(index, options.nprocs,
+                           options.nprocs * static_cast<std::uint32_t>(options.cpusPerRank),
+                           options);
         if (options.mapNode) {
             if (!checkAvail(index, &nodes, kNoIndex, options)) {
                 options.bind = savebind;
                 continue;
             }
-            for (std::uint32_t j = 0; j < pprn && mapped < np; ++j) {
-                if (auto error = setupProc(app, index, kNoIndex, options))
-                    return error;
-                ++mapped;
-                auto full = checkOversubscribed(index, options);
-                if (!full)
-                    return full.error();
-                if (full.value() == 1)
-                    break;
-            }
+            auto fill = placeOnNode(app, index, kNoIndex, std::min(pprn, np - mapped), options);
+            if (!fill)
+                return fill.error();
+            mapped += fill.value().placed;
         } else {
-            for (std::uint32_t obj = 0; obj < nobjs && mapped < np && !nextNode; ++obj) {
+            for (std::uint32_t obj = 0; obj < nobjs && mapped < np; ++obj) {
                 if (!checkAvail(index, &nodes, obj, options))
                     continue;
-                for (std::uint32_t j = 0; j < pprn && mapped < np; ++j) {
-                    if (auto error = setupProc(app, index, obj, options))
-                        return error;
-                    if (options.mapDevice)
-                        recordDevice(obj);
-                    ++mapped;
-                    auto full = checkOversubscribed(index, options);
-                    if (!full)
-                        return full.error();
-                    if (full.value() == 1) {
-                        nextNode = true;
-                        break;
-                    }
-                }
+                auto fill = placeOnNode(app, index, obj, std::min(pprn, np - mapped), options);
+                if (!fill)
+                    return fill.error();
+                mapped += fill.value().placed;
+                if (fill.value().full)
+                    break;
             }
         }
         options.bind = savebind;

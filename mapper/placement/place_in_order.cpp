@@ -49,8 +49,7 @@ std::optional<UserError> Engine::placeSequence(std::uint32_t app,
             if (count[index] == 0 || nodes_[index].model == nullptr)
                 continue;
             computeJobCpuset(index, options);
-            if (count[index] <= static_cast<std::uint32_t>(nodes_[index].slotsAvailable) &&
-                count[index] > ncpus(index, kNoIndex, options, count[index] + 1)) {
+            if (overloadedWithinSlots(index, count[index], count[index], options)) {
                 unbound[index] = true;
                 jobBinding = BindingWord{BindTo::None};
             }

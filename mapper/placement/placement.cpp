@@ -285,6 +285,44 @@ Engine::roundRobinTargets(std::uint32_t np, MapOptions &options, bool boundedByM
     return list;
 }
 
+bool Engine::overloadedWithinSlots(std::uint32_t index, std::uint32_t procs,
+                                   std::uint32_t cpusNeeded, const MapOptions &options) const {
+    const NodeState &node = nodes_[index];
+    return node.model != nullptr && options.bind != BindTo::None && !jobBinding.given &&
+           procs <= static_cast<std::uint32_t>(node.slotsAvailable) &&
+           cpusNeeded >
+               ncpus(index, kNoIndex, options, cpusNeeded < kNoBit ? cpusNeeded + 1 : kNoBit);
+}
+
+void Engine::unbindIfOverloaded(std::uint32_t index, std::uint32_t procs, std::uint32_t cpusNeeded,
+                                MapOptions &options) {
+    if (overloadedWithinSlots(index, procs, cpusNeeded, options)) {
+        options.bind = BindTo::None;
+        jobBinding = BindingWord{BindTo::None};
+    }
+}
+
+Expected<Engine::NodeFill> Engine::placeOnNode(std::uint32_t app, std::uint32_t index,
+                                               std::uint32_t obj, std::uint32_t count,
+                                               MapOptions &options) {
+    NodeFill fill;
+    while (fill.placed < count) {
+        if (auto error = setupProc(app, index, obj, options))
+            return *error;
+        if (options.mapDevice)
+            recordDevice(obj);
+        ++fill.placed;
+        auto full = checkOversubscribed(index, options);
+        if (!full)
+            return full.error();
+        if (full.value() == 1) {
+            fill.full = true;
+            break;
+        }
+    }
+    return fill;
+}
+
 // When a mapper finds more procs than slots and may oversubscribe, a binding
 // nobody asked for is dropped (PRRTE: "oversubscribed - don't bind").
 void Engine::unbindForOversubscription(MapOptions &options) {

@@ -131,6 +131,29 @@ private:
     std::size_t size_ = 0;
 };
 
+// PRRTE's spread of the processes left past the slots over the nodes left:
+// each takes remaining / nodes, the first remaining % nodes one more.
+class EvenSplit {
+public:
+    EvenSplit() = default;
+    EvenSplit(std::uint32_t remaining, std::uint32_t nodes)
+        : share_(remaining / nodes), longer_(remaining % nodes) {
+        if (longer_ != 0)
+            ++share_;
+    }
+    // The next node's share.
+    std::uint32_t next() {
+        const std::uint32_t share = share_;
+        if (longer_ > 0 && --longer_ == 0)
+            --share_;
+        return share;
+    }
+
+private:
+    std::uint32_t share_ = 0;
+    std::uint32_t longer_ = 0;
+};
+
 // What the planner needs for the report and the plan.
 struct EngineResult {
     std::vector<Proc> procs;
@@ -214,7 +237,38 @@ private:
     std::optional<UserError> mapRankfile(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapOverbook(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapByDevice(std::uint32_t app, std::uint32_t np, MapOptions &options);
+
+    template <class Targets>
+    Expected<std::uint32_t> pprCount(const std::vector<std::uint32_t> &list, std::uint32_t pprn,
+                                     const std::string &pattern, Targets targets) const;
+
+    // mapByObject's parts (map_by_object.cpp).
+    struct ObjectWalk;
+    enum class ObjectStep { Placed, PlacedNodeFull, NodeFull, NoCpu };
+    // The mapping targets of a node: its device groups or its objects.
+    Expected<std::uint32_t> objectTargets(std::uint32_t node, const MapOptions &options);
+    std::optional<UserError> checkDeviceGroups(const std::vector<std::uint32_t> &list,
+                                               std::uint32_t np, const MapOptions &options);
+    Expected<ObjectStep> placeOnObject(std::uint32_t app, std::uint32_t node, std::uint32_t obj,
+                                       NodeList &nodes, MapOptions &options);
+    std::optional<UserError> mapObjectsOfNode(std::uint32_t app, std::uint32_t node,
+                                              ObjectWalk &walk, MapOptions &options);
     void unbindForOversubscription(MapOptions &options);
+    // A node given more procs than it has free CPUs, within its slots, is
+    // overloaded rather than oversubscribed: unless the binding was asked
+    // for, its procs run unbound (PRRTE decides per node).
+    bool overloadedWithinSlots(std::uint32_t node, std::uint32_t procs, std::uint32_t cpusNeeded,
+                               const MapOptions &options) const;
+    void unbindIfOverloaded(std::uint32_t node, std::uint32_t procs, std::uint32_t cpusNeeded,
+                            MapOptions &options);
+    // Up to `count` procs on a node (mapped to `obj`), stopping when it is
+    // full.
+    struct NodeFill {
+        std::uint32_t placed = 0;
+        bool full = false; // at its slots and not oversubscribing
+    };
+    Expected<NodeFill> placeOnNode(std::uint32_t app, std::uint32_t node, std::uint32_t obj,
+                                   std::uint32_t count, MapOptions &options);
     std::optional<UserError> placeSequence(std::uint32_t app,
                                            const std::vector<std::uint32_t> &nodeOfProc,
                                            MapOptions &options);
@@ -226,6 +280,13 @@ private:
                                           MapOptions &options);
 
     void addToMap(std::uint32_t node);
+    // Application `app`'s processes from process `firstProc` on, in
+    // placement order.
+    std::vector<std::uint32_t> appProcs(std::uint32_t app, std::size_t firstProc) const;
+    // rank-by fill/span of processes grouped by node (nodeStart: offsets).
+    Expected<std::vector<std::uint32_t>> rankByObject(const std::vector<std::uint32_t> &byNode,
+                                                      const std::vector<std::uint32_t> &nodeStart,
+                                                      const MapOptions &options) const;
     bool topologyKnown(std::uint32_t node) const { return nodes_[node].model != nullptr; }
 
     const Allocation &allocation_;
