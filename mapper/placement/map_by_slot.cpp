@@ -55,25 +55,15 @@ std::optional<UserError> Engine::mapBySlot(std::uint32_t app, std::uint32_t np,
     auto list = roundRobinTargets(np, options, true);
     if (!list)
         return list.error();
-    const BindTo savebind = options.bind;
     std::uint32_t mapped = 0;
     NodeList nodes(list.value(), nodes_.size());
     for (std::uint32_t index : list.value()) {
         computeJobCpuset(index, options);
         options.nprocs = static_cast<std::uint32_t>(std::max(nodes_[index].slotsAvailable, 0));
-        // More procs than CPUs but within the slots: overloaded, not
-        // oversubscribed - run this node's procs unbound.
-        unbindIfOverloaded(index, options.nprocs, options.nprocs, options);
-        if (!checkAvail(index, &nodes, kNoIndex, options)) {
-            options.bind = savebind;
-            continue;
-        }
-        auto fill =
-            placeOnNode(app, index, kNoIndex, std::min(options.nprocs, np - mapped), options);
-        if (!fill)
-            return fill.error();
-        mapped += fill.value().placed;
-        options.bind = savebind;
+        auto placed = takeShare(app, index, np - mapped, nodes, options);
+        if (!placed)
+            return placed.error();
+        mapped += placed.value();
         if (mapped == np)
             return std::nullopt;
     }

@@ -14,7 +14,6 @@ std::optional<UserError> Engine::mapByCpu(std::uint32_t app, std::uint32_t np,
     auto list = roundRobinTargets(np, options, false);
     if (!list)
         return list.error();
-    const BindTo savebind = options.bind;
     const std::string savecpuset = options.cpuset;
     const auto listSize = [&] {
         auto ids = expandIds(savecpuset);
@@ -39,17 +38,10 @@ std::optional<UserError> Engine::mapByCpu(std::uint32_t app, std::uint32_t np,
                 options.nprocs = freeSlots;
             if (!options.oversubscribe)
                 options.nprocs = std::min(options.nprocs, freeSlots);
-            unbindIfOverloaded(index, options.nprocs, options.nprocs, options);
-            if (!checkAvail(index, &nodes, kNoIndex, options)) {
-                options.bind = savebind;
-                continue;
-            }
-            auto fill =
-                placeOnNode(app, index, kNoIndex, std::min(options.nprocs, np - mapped), options);
-            if (!fill)
-                return fill.error();
-            mapped += fill.value().placed;
-            options.bind = savebind;
+            auto placed = takeShare(app, index, np - mapped, nodes, options);
+            if (!placed)
+                return placed.error();
+            mapped += placed.value();
             if (mapped == np) {
                 options.cpuset = savecpuset;
                 return std::nullopt;

@@ -9,6 +9,39 @@
 
 namespace stepmap::detail {
 
+// A rank's slot=CPUS: bound to exactly those CPUs, which leave the free
+// set; `rank` starts the messages ("rankfile F: rank 3").
+std::optional<UserError> Engine::bindToSlots(Proc &proc, const std::string &slots,
+                                             const std::string &rank, const MapOptions &options) {
+    NodeState &node = nodes_[proc.node];
+    if (node.model == nullptr)
+        return UserError{rank + " binds to slot=" + escaped(slots) + ", but the hardware of node " +
+                         std::string(node.name) + " is unknown"};
+    auto cpus = resolveSlotList(slots, *node.model, options.useHwthreads);
+    if (!cpus)
+        return UserError{rank + ": " + cpus.error().message};
+    PuBits bits(node.model->puCount());
+    for (std::uint32_t pu : cpus->pus)
+        bits.set(pu);
+    if (!cpus->notHeld.empty() || !bits.any())
+        return UserError{rank + " slot=" + escaped(slots) +
+                         " names CPUs the job does not hold on " + std::string(node.name) +
+                         " (it holds " + formatIdList(node.model->logicalOf(node.jobcache.bits())) +
+                         ")"};
+    if (!options.overload && !bits.isSubsetOf(node.available)) {
+        PuBits taken = bits;
+        taken.andNot(node.available);
+        return UserError{rank + " slot=" + escaped(slots) + " on " + std::string(node.name) +
+                         " overlaps CPUs already given to another rank (" +
+                         formatIdList(node.model->logicalOf(taken.bits())) +
+                         ").\nGive each rank CPUs of its own, or add :overload-allowed "
+                         "to --bind-to."};
+    }
+    proc.binding = internBits(*node.model, bits);
+    node.available.andNot(bits);
+    return std::nullopt;
+}
+
 std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np,
                                              MapOptions &options) {
     const Rankfile &file = *options.rankfile;
@@ -65,36 +98,10 @@ std::optional<UserError> Engine::mapRankfile(std::uint32_t app, std::uint32_t np
             return full.error();
         Proc &proc = procs_.back();
         proc.rank = options.startRank + k;
-        if (!it->slots.empty() && (jobBinding.policy != BindTo::None || options.overload)) {
-            if (node.model == nullptr)
-                return UserError{where + ": rank " + std::to_string(wanted) + " binds to slot=" +
-                                 escaped(it->slots) + ", but the hardware of node " +
-                                 std::string(node.name) + " is unknown"};
-            auto cpus = resolveSlotList(it->slots, *node.model, options.useHwthreads);
-            if (!cpus)
-                return UserError{where + ": rank " + std::to_string(wanted) + ": " +
-                                 cpus.error().message};
-            PuBits bits(node.model->puCount());
-            for (std::uint32_t pu : cpus->pus)
-                bits.set(pu);
-            if (!cpus->notHeld.empty() || !bits.any())
-                return UserError{where + ": rank " + std::to_string(wanted) + " slot=" +
-                                 escaped(it->slots) + " names CPUs the job does not hold on " +
-                                 std::string(node.name) + " (it holds " +
-                                 formatIdList(node.model->logicalOf(node.jobcache.bits())) + ")"};
-            if (!options.overload && !bits.isSubsetOf(node.available)) {
-                PuBits taken = bits;
-                taken.andNot(node.available);
-                return UserError{where + ": rank " + std::to_string(wanted) +
-                                 " slot=" + escaped(it->slots) + " on " + std::string(node.name) +
-                                 " overlaps CPUs already given to another rank (" +
-                                 formatIdList(node.model->logicalOf(taken.bits())) +
-                                 ").\nGive each rank CPUs of its own, or add :overload-allowed "
-                                 "to --bind-to."};
-            }
-            proc.binding = internBits(*node.model, bits);
-            node.available.andNot(bits);
-        }
+        if (!it->slots.empty() && (jobBinding.policy != BindTo::None || options.overload))
+            if (auto error = bindToSlots(proc, it->slots,
+                                         where + ": rank " + std::to_string(wanted), options))
+                return error;
     }
     return std::nullopt;
 }

@@ -323,6 +323,22 @@ Expected<Engine::NodeFill> Engine::placeOnNode(std::uint32_t app, std::uint32_t 
     return fill;
 }
 
+Expected<std::uint32_t> Engine::takeShare(std::uint32_t app, std::uint32_t index,
+                                          std::uint32_t left, NodeList &nodes,
+                                          MapOptions &options) {
+    const BindTo bind = options.bind;
+    unbindIfOverloaded(index, options.nprocs, options.nprocs, options);
+    std::uint32_t placed = 0;
+    if (checkAvail(index, &nodes, kNoIndex, options)) {
+        auto fill = placeOnNode(app, index, kNoIndex, std::min(options.nprocs, left), options);
+        if (!fill)
+            return fill.error();
+        placed = fill.value().placed;
+    }
+    options.bind = bind;
+    return placed;
+}
+
 // When a mapper finds more procs than slots and may oversubscribe, a binding
 // nobody asked for is dropped (PRRTE: "oversubscribed - don't bind").
 void Engine::unbindForOversubscription(MapOptions &options) {

@@ -235,12 +235,20 @@ private:
     std::optional<UserError> mapPpr(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapSeq(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapRankfile(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> bindToSlots(Proc &proc, const std::string &slots,
+                                         const std::string &rank, const MapOptions &options);
     std::optional<UserError> mapOverbook(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapByDevice(std::uint32_t app, std::uint32_t np, MapOptions &options);
 
     template <class Targets>
     Expected<std::uint32_t> pprCount(const std::vector<std::uint32_t> &list, std::uint32_t pprn,
                                      const std::string &pattern, Targets targets) const;
+
+    // A node's turn in a slot or pe-list pass: options.nprocs procs (at
+    // most `left`), unbound if that overloads it within its slots; how
+    // many it took (none when full).
+    Expected<std::uint32_t> takeShare(std::uint32_t app, std::uint32_t node, std::uint32_t left,
+                                      NodeList &nodes, MapOptions &options);
 
     // mapByObject's parts (map_by_object.cpp).
     struct ObjectWalk;

@@ -3,18 +3,15 @@
 #include <string>
 
 #include "base/input_limits.hpp"
+#include "placement/slot_errors.hpp"
 
 namespace stepmap::detail {
 
 namespace {
 
 std::optional<UserError> checkPolicy(const PlanRequest &request) {
-    if (request.np && *request.np < 1)
-        return UserError{"the number of processes must be a positive number, got " +
-                         std::to_string(*request.np) + " (use -n N with N >= 1)"};
-    if (request.np && *request.np > kMaxRanks)
-        return UserError{"too many processes: " + std::to_string(*request.np) +
-                         " requested, stepmap places at most " + std::to_string(kMaxRanks)};
+    if (auto error = checkProcessCount(request.np))
+        return error;
     if (request.overbook && request.map.by == MapBy::Node && request.map.oversubscribe == true)
         return UserError{"--overbook cannot be combined with --map-by node: --overbook places "
                          "consecutive ranks on each node, while --map-by node:OVERSUBSCRIBE "
