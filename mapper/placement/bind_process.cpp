@@ -50,7 +50,7 @@ std::uint32_t Engine::internObject(std::uint32_t index, HwLevel level, std::uint
     const HwObject &object = model.objects(level)[obj];
     PuBits whole(model.puCount());
     whole.setRange(object.firstPu, object.puCount);
-    const bool pelist = !options.cpuset.empty() && jobCpusetSet_;
+    const bool pelist = !options.cpuset.empty() && jobCpuset_;
     if (node.jobcacheFull && !pelist) {
         // The node untouched: the object's whole set, the same for every
         // node of this model.
@@ -67,7 +67,7 @@ std::uint32_t Engine::internObject(std::uint32_t index, HwLevel level, std::uint
     PuBits held = node.jobcache;
     held.keepRange(object.firstPu, object.puCount);
     if (pelist)
-        held.andWith(jobCpuset_);
+        held.andWith(*jobCpuset_);
     return internBits(model, held.any() ? held : whole);
 }
 
@@ -144,7 +144,7 @@ std::optional<UserError> Engine::bindGeneric(Proc &proc, MapOptions &options) {
     NodeState &node = nodes_[proc.node];
     const NodeModel &model = *node.model;
     const HwLevel hwb = *levelOf(options.bind);
-    if (!targetSet_)
+    if (!target_)
         return UserError{"internal error: binding without a target set"};
     const auto &objects = model.objects(hwb);
     if (objects.empty()) {
@@ -157,7 +157,7 @@ std::optional<UserError> Engine::bindGeneric(Proc &proc, MapOptions &options) {
     }
     // The free CPUs of the target, limited to the object the process was
     // mapped to (PRRTE's baseset).
-    PuBits free = target_;
+    PuBits free = *target_;
     if (const auto range = objectRange(proc.node, proc.obj, options))
         free.keepRange(range->first, range->second);
     free.andWith(node.available);
@@ -188,9 +188,9 @@ std::optional<UserError> Engine::bindGeneric(Proc &proc, MapOptions &options) {
 std::optional<UserError> Engine::bindMultiple(Proc &proc, MapOptions &options) {
     NodeState &node = nodes_[proc.node];
     const NodeModel &model = *node.model;
-    if (!targetSet_)
+    if (!target_)
         return UserError{"internal error: binding without a target set"};
-    PuBits base = target_;
+    PuBits base = *target_;
     if (const auto range = objectRange(proc.node, proc.obj, options))
         base.keepRange(range->first, range->second);
     const auto needed = static_cast<std::uint32_t>(options.cpusPerRank);
@@ -228,7 +228,7 @@ std::optional<UserError> Engine::bindMultiple(Proc &proc, MapOptions &options) {
             break;
         result.setRange(cpu->first, cpu->second);
         node.available.resetRange(cpu->first, cpu->second);
-        target_.resetRange(cpu->first, cpu->second);
+        target_->resetRange(cpu->first, cpu->second);
         from = cpu->first + cpu->second;
         ++taken;
     }
@@ -261,8 +261,8 @@ std::optional<UserError> Engine::bindToCpuset(Proc &proc, MapOptions &options) {
                              one.error().message};
         for (std::uint32_t pu : one->pus)
             set.set(pu);
-    } else if (targetSet_) {
-        set = target_;
+    } else if (target_) {
+        set = *target_;
     }
     if (!set.any())
         return UserError{"--map-by pe-list=" + escaped(options.peListGiven) +

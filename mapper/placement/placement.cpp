@@ -98,17 +98,16 @@ Expected<std::vector<std::uint32_t>> Engine::targetNodes(std::uint32_t &numSlots
 }
 
 void Engine::computeJobCpuset(std::uint32_t index, const MapOptions &options) {
-    jobCpusetSet_ = false;
+    jobCpuset_.reset();
     const NodeState &node = nodes_[index];
     if (options.cpuset.empty() || node.model == nullptr)
         return;
-    jobCpuset_.clear(node.model->puCount());
-    jobCpusetSet_ = true;
+    jobCpuset_.emplace(node.model->puCount());
     const auto resolved = resolveIdList(options.cpuset, *node.model, options.useHwthreads);
     if (!resolved)
         return; // checked when the options were resolved
     for (std::uint32_t pu : resolved->pus)
-        jobCpuset_.set(pu);
+        jobCpuset_->set(pu);
 }
 
 std::optional<std::pair<std::uint32_t, std::uint32_t>>
@@ -128,8 +127,8 @@ Engine::objectRange(std::uint32_t index, std::uint32_t obj, const MapOptions &op
 
 PuBits Engine::freeCpus(std::uint32_t index) const {
     PuBits free = nodes_[index].available;
-    if (jobCpusetSet_)
-        free.andWith(jobCpuset_);
+    if (jobCpuset_)
+        free.andWith(*jobCpuset_);
     return free;
 }
 
@@ -165,9 +164,7 @@ bool Engine::checkAvail(std::uint32_t index, NodeList *list, std::uint32_t obj,
         return false;
     }
     if (options.bind == BindTo::None) {
-        targetSet_ = jobCpusetSet_;
-        if (jobCpusetSet_)
-            target_ = jobCpuset_;
+        target_ = jobCpuset_;
         avail = true;
     } else {
         // Counting past what the question needs is wasted work.
@@ -179,10 +176,9 @@ bool Engine::checkAvail(std::uint32_t index, NodeList *list, std::uint32_t obj,
             needed = options.nprocs * perRank;
         target_ = freeCpus(index);
         const std::uint32_t cpus =
-            node.model == nullptr ? 0 : countFree(index, target_, obj, options, needed);
+            node.model == nullptr ? 0 : countFree(index, *target_, obj, options, needed);
         if (const auto range = objectRange(index, obj, options))
-            target_.keepRange(range->first, range->second);
-        targetSet_ = true;
+            target_->keepRange(range->first, range->second);
         const std::uint32_t fits = cpus / static_cast<std::uint32_t>(options.cpusPerRank);
         if (options.pprn > 0) {
             avail = static_cast<std::uint32_t>(options.pprn) <= fits;

@@ -316,12 +316,11 @@ private:
     std::uint32_t deviceGroupsNode_ = kNoIndex;
     std::unordered_map<std::string, std::uint32_t> deviceSetIndex_;
 
-    // Per-node scratch of the mapper call in progress (PRRTE's
-    // options->target / job_cpuset).
-    PuBits target_;
-    bool targetSet_ = false;
-    PuBits jobCpuset_;
-    bool jobCpusetSet_ = false;
+    // The node a placer is on (PRRTE's options->target and job_cpuset):
+    // the CPUs its next processes may be bound to, which the binder narrows
+    // process by process (PE=n), and the application's pe-list there.
+    std::optional<PuBits> target_;
+    std::optional<PuBits> jobCpuset_;
 
     // Distinct CPU sets, by content, and a per-model cache for whole
     // objects of a node the application found untouched.
