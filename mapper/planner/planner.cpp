@@ -23,21 +23,17 @@ Expected<PlanResult> planParaStation(const Allocation &allocation, const PlanReq
 
 } // namespace
 
-// The stages of planner_stages.hpp, in order; each stage's error is the
-// plan's.
-Expected<PlanResult> planJob(const Allocation &allocation, const PlanRequest &request) {
-    if (usesParaStationPlacement(request))
-        return planParaStation(allocation, request);
-    auto apps = detail::resolveApps(request);
+namespace detail {
+
+Expected<ResolvedJob> resolveJob(const Allocation &allocation, const PlanRequest &request) {
+    auto apps = resolveApps(request);
     if (!apps)
         return apps.error();
-    auto nodes = detail::selectNodes(allocation, request, apps.value());
+    auto nodes = selectNodes(allocation, request, apps.value());
     if (!nodes)
         return nodes.error();
-    detail::JobMapping mapping =
-        detail::resolveJobMapping(request, apps.value(), nodes.value().modeled);
-    auto counts =
-        detail::countProcesses(allocation, apps.value().apps, nodes.value(), mapping.options);
+    JobMapping mapping = resolveJobMapping(request, apps.value(), nodes.value().modeled);
+    auto counts = countProcesses(allocation, apps.value().apps, nodes.value(), mapping.options);
     if (!counts)
         return counts.error();
     std::uint32_t total = 0;
@@ -45,16 +41,30 @@ Expected<PlanResult> planJob(const Allocation &allocation, const PlanRequest &re
         apps.value().apps[a].np = counts.value()[a];
         total += counts.value()[a];
     }
-    auto job =
-        detail::resolveJobPolicy(allocation, request, nodes.value(), std::move(mapping), total);
+    auto policy = resolveJobPolicy(allocation, request, nodes.value(), std::move(mapping), total);
+    if (!policy)
+        return policy.error();
+    return ResolvedJob{std::move(apps.value()), std::move(nodes.value()),
+                       std::move(policy.value())};
+}
+
+} // namespace detail
+
+// The stages of planner_stages.hpp, in order; each stage's error is the
+// plan's.
+Expected<PlanResult> planJob(const Allocation &allocation, const PlanRequest &request) {
+    if (usesParaStationPlacement(request))
+        return planParaStation(allocation, request);
+    auto job = detail::resolveJob(allocation, request);
     if (!job)
         return job.error();
+    const detail::ResolvedJob &resolved = job.value();
     auto placed =
-        detail::placeApps(allocation, request, nodes.value(), job.value(), apps.value().apps);
+        detail::placeApps(allocation, request, resolved.nodes, resolved.policy, resolved.apps.apps);
     if (!placed)
         return placed.error();
     PlanResult out;
-    out.report = detail::buildReport(request, apps.value().apps, job.value(), placed.value());
+    out.report = detail::buildReport(request, resolved.apps.apps, resolved.policy, placed.value());
     auto plan = detail::assemblePlan(std::move(placed.value().result), request);
     if (!plan)
         return plan.error();

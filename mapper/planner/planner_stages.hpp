@@ -2,8 +2,8 @@
 
 // Internal to the mapper: the stages planJob (planner.hpp) runs in order,
 // each a function from values to a value (or the user's error):
-//   resolveApps -> selectNodes -> resolveJobMapping -> countProcesses ->
-//   resolveJobPolicy -> placeApps (per application: resolveAppPolicy,
+//   resolveJob (resolveApps -> selectNodes -> resolveJobMapping ->
+//   countProcesses -> resolveJobPolicy) -> placeApps (per application: resolveAppPolicy,
 //   place and bind, rank, describeApp) -> assemblePlan, buildReport.
 // The rules each stage applies are in policy_rules.hpp.
 
@@ -71,6 +71,14 @@ struct JobPolicy {
 Expected<JobPolicy> resolveJobPolicy(const Allocation &allocation, const PlanRequest &request,
                                      const NodeSelection &nodes, JobMapping mapping,
                                      std::uint32_t totalProcesses);
+
+// 1-5 in order: the job resolved, ready to place.
+struct ResolvedJob {
+    JobApps apps; // np counted
+    NodeSelection nodes;
+    JobPolicy policy;
+};
+Expected<ResolvedJob> resolveJob(const Allocation &allocation, const PlanRequest &request);
 
 // 6a. One application's options when applications carry their own
 // policies; `where` prefixes its messages ("application context 1: ").

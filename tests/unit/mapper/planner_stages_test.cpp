@@ -13,6 +13,7 @@
 
 #include "placement/node_model.hpp"
 #include "placement/policy_words.hpp"
+#include "plan_helpers.hpp"
 #include "planner/policy_rules.hpp"
 
 namespace stepmap::detail {
@@ -25,25 +26,24 @@ std::shared_ptr<const NodeModel> twoSocketModel() {
     return model.value();
 }
 
+// n0, n1, ... of `slots` slots each, all of one model or none.
 Allocation nodes(int count, int slots, bool modeled) {
-    Allocation allocation;
-    const auto model = modeled ? twoSocketModel() : nullptr;
+    std::vector<std::pair<std::string, int>> names;
     for (int i = 0; i < count; ++i)
-        allocation.nodes.push_back(AllocatedNode{"n" + std::to_string(i), slots, model});
+        names.emplace_back("n" + std::to_string(i), slots);
+    Allocation allocation = test::allocation(names);
+    if (modeled) {
+        const auto model = twoSocketModel();
+        for (AllocatedNode &node : allocation.nodes)
+            node.model = model;
+    }
     return allocation;
 }
 
+using test::planRequest;
 PlanRequest request(std::optional<int> np, std::string_view map = {}, std::string_view rank = {},
                     std::string_view bind = {}) {
-    PlanRequest out;
-    out.np = np;
-    if (!map.empty())
-        out.map = parseMapBy(map).value();
-    if (!rank.empty())
-        out.rank = parseRankBy(rank).value();
-    if (!bind.empty())
-        out.bind = parseBindTo(bind).value();
-    return out;
+    return planRequest(np, map, rank, bind);
 }
 
 AppRequest app(std::optional<int> np, std::string_view map = {}) {
@@ -54,31 +54,38 @@ AppRequest app(std::optional<int> np, std::string_view map = {}) {
     return out;
 }
 
+// With a message expected: that the stage failed with it (true). Without:
+// that it succeeded (false: go on checking its value).
+template <class T> bool failedWith(const Expected<T> &out, const std::string &message) {
+    if (message.empty()) {
+        EXPECT_TRUE(out.ok()) << out.error().message;
+        return !out.ok();
+    }
+    EXPECT_FALSE(out.ok());
+    if (!out.ok()) {
+        EXPECT_EQ(out.error().message, message);
+    }
+    return true;
+}
+
 // --- policy words --------------------------------------------------------
 
 TEST(PolicyWords, LevelsMapBothWays) {
-    struct Row {
-        HwLevel level;
-        MapBy map;
-        BindTo bind;
-        int depth;
-    };
-    const std::vector<Row> rows = {
-        {HwLevel::Package, MapBy::Package, BindTo::Package, 2},
-        {HwLevel::Numa, MapBy::Numa, BindTo::Numa, 3},
-        {HwLevel::L3Cache, MapBy::L3Cache, BindTo::L3Cache, 4},
-        {HwLevel::L2Cache, MapBy::L2Cache, BindTo::L2Cache, 5},
-        {HwLevel::L1Cache, MapBy::L1Cache, BindTo::L1Cache, 6},
-        {HwLevel::Core, MapBy::Core, BindTo::Core, 7},
-        {HwLevel::Pu, MapBy::Hwthread, BindTo::Hwthread, 8},
-    };
-    for (const Row &row : rows) {
-        EXPECT_EQ(mapByOf(row.level), row.map);
-        EXPECT_EQ(bindToOf(row.level), row.bind);
-        EXPECT_EQ(levelOf(row.map), row.level);
-        EXPECT_EQ(levelOf(row.bind), row.level);
-        EXPECT_EQ(depthOf(row.map), row.depth);
-        EXPECT_EQ(depthOf(row.bind), row.depth);
+    // Each object level by its --map-by/--bind-to word, widest first.
+    const std::vector<std::string> words = {"package", "numa", "l3cache", "l2cache",
+                                            "l1cache", "core", "hwthread"};
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        SCOPED_TRACE(words[i]);
+        const MapBy map = parseMapBy(words[i]).value().by;
+        const BindTo bind = parseBindTo(words[i]).value().to;
+        const auto level = levelOf(map);
+        ASSERT_TRUE(level.has_value());
+        EXPECT_EQ(hwLevelName(*level), words[i]);
+        EXPECT_EQ(levelOf(bind), level);
+        EXPECT_EQ(mapByOf(*level), map);
+        EXPECT_EQ(bindToOf(*level), bind);
+        EXPECT_EQ(depthOf(map), static_cast<int>(i) + 2);
+        EXPECT_EQ(depthOf(bind), static_cast<int>(i) + 2);
     }
     for (MapBy by : {MapBy::Slot, MapBy::Node, MapBy::Default, MapBy::Ppr, MapBy::Seq,
                      MapBy::Rankfile, MapBy::PeList, MapBy::Device}) {
@@ -231,12 +238,8 @@ TEST(ResolveApps, Table) {
     for (const Row &row : rows) {
         SCOPED_TRACE(row.name);
         auto out = resolveApps(row.request);
-        if (!row.error.empty()) {
-            ASSERT_FALSE(out.ok());
-            EXPECT_EQ(out.error().message, row.error);
+        if (failedWith(out, row.error))
             continue;
-        }
-        ASSERT_TRUE(out.ok()) << out.error().message;
         EXPECT_EQ(out.value().apps.size(), row.apps);
         EXPECT_EQ(out.value().oversubscribe, row.oversubscribe);
         EXPECT_EQ(out.value().allowOversubscribe, row.allow);
@@ -282,12 +285,8 @@ TEST(SelectNodes, Table) {
         auto apps = resolveApps(row.request);
         ASSERT_TRUE(apps.ok());
         auto out = selectNodes(allocation, row.request, apps.value());
-        if (!row.error.empty()) {
-            ASSERT_FALSE(out.ok());
-            EXPECT_EQ(out.error().message, row.error);
+        if (failedWith(out, row.error))
             continue;
-        }
-        ASSERT_TRUE(out.ok()) << out.error().message;
         EXPECT_EQ(out.value().list.size(), row.nodes);
         EXPECT_EQ(out.value().modeled, row.modeled);
     }
@@ -322,12 +321,8 @@ void checkJob(const JobRow &row) {
     for (std::uint32_t n : counts.value())
         total += n;
     auto job = resolveJobPolicy(allocation, row.request, selection.value(), mapping, total);
-    if (!row.error.empty()) {
-        ASSERT_FALSE(job.ok());
-        EXPECT_EQ(job.error().message, row.error);
+    if (failedWith(job, row.error))
         return;
-    }
-    ASSERT_TRUE(job.ok()) << job.error().message;
     EXPECT_EQ(formatRanking(job.value().ranking), row.ranking);
     EXPECT_EQ(formatBinding(job.value().binding), row.binding);
 }
@@ -448,27 +443,12 @@ TEST(CountProcesses, TooManySlots) {
 // 8 slots.
 Expected<PlacedJob> placed(const PlanRequest &req, JobPolicy *jobOut = nullptr) {
     static const Allocation allocation = nodes(2, 8, true);
-    auto apps = resolveApps(req);
-    if (!apps)
-        return apps.error();
-    auto selection = selectNodes(allocation, req, apps.value());
-    if (!selection)
-        return selection.error();
-    JobMapping mapping = resolveJobMapping(req, apps.value(), true);
-    auto counts = countProcesses(allocation, apps.value().apps, selection.value(), mapping.options);
-    if (!counts)
-        return counts.error();
-    std::uint32_t total = 0;
-    for (std::size_t a = 0; a < counts.value().size(); ++a) {
-        apps.value().apps[a].np = counts.value()[a];
-        total += counts.value()[a];
-    }
-    auto job = resolveJobPolicy(allocation, req, selection.value(), mapping, total);
+    auto job = resolveJob(allocation, req);
     if (!job)
         return job.error();
     if (jobOut != nullptr)
-        *jobOut = job.value();
-    return placeApps(allocation, req, selection.value(), job.value(), apps.value().apps);
+        *jobOut = job.value().policy;
+    return placeApps(allocation, req, job.value().nodes, job.value().policy, job.value().apps.apps);
 }
 
 TEST(AppPolicy, Table) {
@@ -505,12 +485,8 @@ TEST(AppPolicy, Table) {
         req.apps = {app(1), row.app};
         JobPolicy job;
         auto out = placed(req, &job);
-        if (!row.error.empty()) {
-            ASSERT_FALSE(out.ok());
-            EXPECT_EQ(out.error().message, row.error);
+        if (failedWith(out, row.error))
             continue;
-        }
-        ASSERT_TRUE(out.ok()) << out.error().message;
         ASSERT_EQ(out.value().apps.size(), 2u);
         const AppWords &words = out.value().apps[1];
         EXPECT_EQ(formatMapping(words.mapping), row.mapping);
