@@ -54,14 +54,10 @@ std::optional<UserError> checkGpuIdentity(const std::vector<const HwDevice *> &d
 }
 
 HwLevel interleaveLevel(const std::string &interleave) {
-    if (interleave == "numa")
-        return HwLevel::Numa;
-    if (interleave == "l3cache")
-        return HwLevel::L3Cache;
-    if (interleave == "l2cache")
-        return HwLevel::L2Cache;
-    if (interleave == "l1cache")
-        return HwLevel::L1Cache;
+    for (HwLevel level : {HwLevel::Numa, HwLevel::L3Cache, HwLevel::L2Cache, HwLevel::L1Cache}) {
+        if (hwLevelName(level) == interleave)
+            return level;
+    }
     return HwLevel::Package;
 }
 

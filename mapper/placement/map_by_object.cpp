@@ -189,9 +189,4 @@ std::optional<UserError> Engine::mapByObject(std::uint32_t app, std::uint32_t np
     return failedMap(app, np, walk.mapped, options);
 }
 
-std::optional<UserError> Engine::mapByDevice(std::uint32_t app, std::uint32_t np,
-                                             MapOptions &options) {
-    return mapByObject(app, np, options);
-}
-
 } // namespace stepmap::detail

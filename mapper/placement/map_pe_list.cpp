@@ -9,8 +9,8 @@ namespace stepmap::detail {
 
 // PRRTE's pe-list mapper: each node takes as many procs as the list names
 // CPUs, every proc bound to the whole list (one CPU of it used up each).
-std::optional<UserError> Engine::mapByCpu(std::uint32_t app, std::uint32_t np,
-                                          MapOptions &options) {
+std::optional<UserError> Engine::mapPeList(std::uint32_t app, std::uint32_t np,
+                                           MapOptions &options) {
     auto list = roundRobinTargets(np, options, false);
     if (!list)
         return list.error();

@@ -241,27 +241,23 @@ EngineResult Engine::take() {
 }
 
 std::optional<UserError> Engine::mapApp(std::uint32_t app, std::uint32_t np, MapOptions &options) {
-    if (options.overbook)
-        return mapOverbook(app, np, options);
-    switch (options.map) {
-    case MapBy::Slot:
-    case MapBy::Default:
-        return mapBySlot(app, np, options);
-    case MapBy::Node:
-        return mapByNode(app, np, options);
-    case MapBy::PeList:
-        return mapByCpu(app, np, options);
-    case MapBy::Ppr:
-        return mapPpr(app, np, options);
-    case MapBy::Seq:
-        return mapSeq(app, np, options);
-    case MapBy::Rankfile:
-        return mapRankfile(app, np, options);
-    case MapBy::Device:
-        return mapByDevice(app, np, options);
-    default:
-        return mapByObject(app, np, options);
+    using Placer = std::optional<UserError> (Engine::*)(std::uint32_t, std::uint32_t, MapOptions &);
+    // One placer per policy (map_*.cpp); the object levels and device=
+    // share the object placer.
+    static constexpr std::pair<MapBy, Placer> kPlacers[] = {
+        {MapBy::Slot, &Engine::mapBySlot},       {MapBy::Default, &Engine::mapBySlot},
+        {MapBy::Node, &Engine::mapByNode},       {MapBy::PeList, &Engine::mapPeList},
+        {MapBy::Ppr, &Engine::mapPpr},           {MapBy::Seq, &Engine::mapSeq},
+        {MapBy::Rankfile, &Engine::mapRankfile},
+    };
+    Placer placer = &Engine::mapByObject;
+    for (const auto &[by, candidate] : kPlacers) {
+        if (by == options.map)
+            placer = candidate;
     }
+    if (options.overbook)
+        placer = &Engine::mapOverbook;
+    return (this->*placer)(app, np, options);
 }
 
 Expected<std::vector<std::uint32_t>>

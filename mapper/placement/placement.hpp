@@ -230,7 +230,7 @@ private:
 
     std::optional<UserError> mapBySlot(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapByNode(std::uint32_t app, std::uint32_t np, MapOptions &options);
-    std::optional<UserError> mapByCpu(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapPeList(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapByObject(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapPpr(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapSeq(std::uint32_t app, std::uint32_t np, MapOptions &options);
@@ -238,7 +238,6 @@ private:
     std::optional<UserError> bindToSlots(Proc &proc, const std::string &slots,
                                          const std::string &rank, const MapOptions &options);
     std::optional<UserError> mapOverbook(std::uint32_t app, std::uint32_t np, MapOptions &options);
-    std::optional<UserError> mapByDevice(std::uint32_t app, std::uint32_t np, MapOptions &options);
 
     template <class Targets>
     Expected<std::uint32_t> pprCount(const std::vector<std::uint32_t> &list, std::uint32_t pprn,
