@@ -8,6 +8,12 @@
 // and the four rankers - but as a value computation: every mutable thing
 // lives in this object, created per call and thrown away.
 //
+// The class is split over files by job: placement.cpp (accounting, the
+// dispatch to one placer per policy), map_by_slot.cpp, map_by_node.cpp,
+// map_by_object.cpp (levels and device=), map_pe_list.cpp, map_ppr.cpp,
+// map_seq.cpp, map_rankfile.cpp, map_overbook.cpp, place_in_order.cpp,
+// bind_process.cpp, rank_app.cpp, device_groups.cpp.
+//
 // Where stepmap deliberately differs from PRRTE, the function says so
 // (mapper/README.md lists them).
 
@@ -56,10 +62,8 @@ struct MapOptions {
     int ndev = 1;
     bool shared = false;
     std::string interleave;
-    std::uint32_t nprocs = 0;    // scratch, as in PRRTE
-    std::uint32_t startRank = 0; // first rank of this application
-    BindingWord appBind;         // the application's own --bind-to
-    bool appBindGiven = false;
+    std::uint32_t nprocs = 0;           // scratch, as in PRRTE
+    std::uint32_t startRank = 0;        // first rank of this application
     bool ranksInPlacementOrder = false; // stepmap: slot/slot and node/node rank as placed
     bool overbook = false;              // --overbook (ParaStation)
     bool sequenceShared = false;        // the job's sequence, continued across apps
