@@ -1,3 +1,6 @@
+// The binder: a process bound to an object of the binding level (or to
+// CPUs: PE=n, pe-list), one CPU taken from the node's free set each.
+
 #include "placement/placement.hpp"
 
 #include <algorithm>

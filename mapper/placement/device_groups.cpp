@@ -1,3 +1,6 @@
+// device=: the node's devices in groups of NDEV, each with the PUs it is
+// local to, and which group each process was given.
+
 #include "placement/placement.hpp"
 
 #include <algorithm>

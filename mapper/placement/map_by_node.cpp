@@ -1,3 +1,6 @@
+// --map-by node: one process per node per round (by slot counts, then
+// placed by the engine).
+
 #include "placement/rank_mappers.hpp"
 
 #include "placement/placement.hpp"

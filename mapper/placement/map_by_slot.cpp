@@ -1,3 +1,6 @@
+// --map-by slot (and the default without node models): each node's free
+// slots in turn, then the rest spread evenly.
+
 #include "placement/placement.hpp"
 
 #include <algorithm>

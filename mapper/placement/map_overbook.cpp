@@ -1,3 +1,6 @@
+// --overbook (ParaStation): by slot while the slots suffice, else evenly
+// over the CPUs.
+
 #include "placement/rank_mappers.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// --map-by pe-list=LIST: each node takes as many processes as the list
+// names CPUs.
+
 #include "placement/placement.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// --map-by ppr:N:OBJECT: N processes on each object (or node, or device
+// group) of every node with slots for them.
+
 #include "placement/placement.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// --map-by rankfile: each rank on the host its line names, bound to its
+// slot= CPUs.
+
 #include "placement/placement.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// --map-by seq: rank i on the i-th host of the sequence (a file, or the
+// hosts of --host/--hostfile), bound to the CPUs a line names.
+
 #include "placement/placement.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// Placing processes on a node order computed from slot counts alone
+// (rank_mappers.hpp), binding them one by one.
+
 #include "placement/placement.hpp"
 
 #include <algorithm>
