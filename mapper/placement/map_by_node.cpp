@@ -1,5 +1,9 @@
+// --map-by node: one process per node per round (by slot counts, then
+// placed by the engine).
+
 #include "placement/rank_mappers.hpp"
 
+#include "placement/placement.hpp"
 #include "placement/slot_errors.hpp"
 
 namespace stepmap::detail {
@@ -62,6 +66,23 @@ Expected<RankNodes> mapByNode(const std::vector<NodeSlots> &nodes, int np, bool 
         return nodes[node].maxSlots ? std::int64_t{*nodes[node].maxSlots} : std::int64_t{np};
     });
     return ranks;
+}
+
+// By node, as seed 002 describes it: one proc per node per round, skipping
+// nodes whose slots are used up, then (OVERSUBSCRIBE) on around the nodes
+// below their max_slots. PRRTE instead gives each node the average and
+// caps it by its free slots, which differs when nodes have different free
+// slots (README: "Deliberate differences").
+std::optional<UserError> Engine::mapByNode(std::uint32_t app, std::uint32_t np,
+                                           MapOptions &options) {
+    auto list = roundRobinTargets(np, options, true);
+    if (!list)
+        return list.error();
+    const std::vector<NodeSlots> slots = slotView(list.value());
+    auto order = detail::mapByNode(slots, static_cast<int>(np), options.oversubscribe);
+    if (!order)
+        return order.error();
+    return placeInOrder(app, slots, order.value(), options);
 }
 
 } // namespace stepmap::detail

@@ -1,8 +1,12 @@
-#include "placement/rank_mappers.hpp"
+// --map-by slot (and the default without node models): each node's free
+// slots in turn, then the rest spread evenly.
+
+#include "placement/placement.hpp"
 
 #include <algorithm>
 
-#include "placement/slot_errors.hpp"
+#include "placement/placement_messages.hpp"
+#include "placement/rank_mappers.hpp"
 
 namespace stepmap::detail {
 
@@ -45,35 +49,67 @@ std::vector<std::int64_t> evenShares(const std::vector<std::int64_t> &headroom,
     return shares;
 }
 
-Expected<RankNodes> mapBySlot(const std::vector<NodeSlots> &nodes, int np, bool oversubscribe) {
-    const std::int64_t total = totalSlots(nodes);
-    if (np > total && !oversubscribe)
-        return notEnoughSlots(np, total);
-    if (np > total && oversubscribedCapacity(nodes, np) < np)
-        return notEnoughMaxSlots(np, oversubscribedCapacity(nodes, np));
-
-    RankNodes ranks;
-    ranks.reserve(static_cast<std::size_t>(np));
-    // First pass: each node's slots, in order.
-    for (std::uint32_t i = 0; i < nodes.size() && ranks.size() < static_cast<std::size_t>(np);
-         ++i) {
-        const auto take = std::min<std::size_t>(static_cast<std::size_t>(nodes[i].slots),
-                                                static_cast<std::size_t>(np) - ranks.size());
-        ranks.insert(ranks.end(), take, i);
+// PRRTE's byslot: each node in turn takes its free slots (fewer when its
+// free CPUs cannot bind them all); what is left over is spread evenly.
+// stepmap's second pass bounds each node by its max_slots, which PRRTE
+// checks only before starting on a node.
+std::optional<UserError> Engine::mapBySlot(std::uint32_t app, std::uint32_t np,
+                                           MapOptions &options) {
+    auto list = roundRobinTargets(np, options, true);
+    if (!list)
+        return list.error();
+    std::uint32_t mapped = 0;
+    NodeList nodes(list.value(), nodes_.size());
+    for (std::uint32_t index : list.value()) {
+        computeJobCpuset(index, options);
+        options.nprocs = static_cast<std::uint32_t>(std::max(nodes_[index].slotsAvailable, 0));
+        auto placed = takeShare(app, index, np - mapped, nodes, options);
+        if (!placed)
+            return placed.error();
+        mapped += placed.value();
+        if (mapped == np)
+            return std::nullopt;
     }
-    if (ranks.size() == static_cast<std::size_t>(np))
-        return ranks;
 
-    // Second pass: the rest spread evenly, bounded by max_slots.
-    const std::int64_t remaining = np - static_cast<std::int64_t>(ranks.size());
+    // Second pass: the rest spread evenly over the nodes still in the list.
+    const std::int64_t remaining = np - mapped;
+    const std::vector<std::uint32_t> left = nodes.remaining();
     std::vector<std::int64_t> headroom;
-    headroom.reserve(nodes.size());
-    for (const NodeSlots &node : nodes)
-        headroom.push_back(node.maxSlots ? *node.maxSlots - node.slots : remaining);
+    headroom.reserve(left.size());
+    for (std::uint32_t index : left) {
+        const NodeState &node = nodes_[index];
+        std::int64_t room = options.oversubscribe ? remaining : node.slotsAvailable;
+        if (node.slotsMax != 0)
+            room = std::min<std::int64_t>(room, std::max(0, node.slotsMax - node.slotsInuse));
+        headroom.push_back(room);
+    }
+    std::int64_t total = 0;
+    for (std::int64_t room : headroom)
+        total += room;
+    if (total < remaining) {
+        if (options.bind != BindTo::None)
+            return overloadError(app, np, options);
+        return failedMap(app, np, mapped, options);
+    }
     const std::vector<std::int64_t> shares = evenShares(headroom, remaining);
-    for (std::uint32_t i = 0; i < nodes.size(); ++i)
-        ranks.insert(ranks.end(), static_cast<std::size_t>(shares[i]), i);
-    return ranks;
+    for (std::size_t i = 0; i < left.size(); ++i) {
+        if (shares[i] == 0)
+            continue;
+        const std::uint32_t index = left[i];
+        computeJobCpuset(index, options);
+        options.nprocs = static_cast<std::uint32_t>(shares[i]);
+        if (!checkAvail(index, nullptr, kNoIndex, options) ||
+            options.nprocs < static_cast<std::uint32_t>(shares[i]))
+            return overloadError(app, np, options);
+        for (std::int64_t k = 0; k < shares[i]; ++k) {
+            if (auto error = setupProc(app, index, kNoIndex, options))
+                return error;
+            ++mapped;
+            if (auto full = checkOversubscribed(index, options); !full)
+                return full.error();
+        }
+    }
+    return std::nullopt;
 }
 
 } // namespace stepmap::detail

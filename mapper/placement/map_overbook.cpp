@@ -1,8 +1,12 @@
+// --overbook (ParaStation): by slot while the slots suffice, else evenly
+// over the CPUs.
+
 #include "placement/rank_mappers.hpp"
 
 #include <algorithm>
 #include <string>
 
+#include "placement/placement.hpp"
 #include "placement/slot_errors.hpp"
 
 namespace stepmap::detail {
@@ -33,10 +37,37 @@ Expected<RankNodes> overbookEvenly(const std::vector<NodeSlots> &nodes, int np,
     return ranks;
 }
 
+RankNodes fillSlots(const std::vector<NodeSlots> &nodes, int np) {
+    RankNodes ranks;
+    ranks.reserve(static_cast<std::size_t>(np));
+    for (std::uint32_t i = 0; i < nodes.size() && ranks.size() < static_cast<std::size_t>(np);
+         ++i) {
+        const auto take = std::min<std::size_t>(static_cast<std::size_t>(nodes[i].slots),
+                                                static_cast<std::size_t>(np) - ranks.size());
+        ranks.insert(ranks.end(), take, i);
+    }
+    return ranks;
+}
+
 Expected<RankNodes> mapOverbook(const std::vector<NodeSlots> &nodes, int np) {
     if (np <= totalSlots(nodes))
-        return mapBySlot(nodes, np, false);
+        return fillSlots(nodes, np);
     return overbookEvenly(nodes, np, "--overbook");
+}
+
+std::optional<UserError> Engine::mapOverbook(std::uint32_t app, std::uint32_t np,
+                                             MapOptions &options) {
+    std::uint32_t numSlots = 0;
+    auto list = targetNodes(numSlots, false);
+    if (!list)
+        return list.error();
+    const std::vector<NodeSlots> slots = slotView(list.value());
+    if (numSlots < np)
+        unbindForOversubscription(options);
+    auto order = detail::mapOverbook(slots, static_cast<int>(np));
+    if (!order)
+        return order.error();
+    return placeInOrder(app, slots, order.value(), options);
 }
 
 } // namespace stepmap::detail

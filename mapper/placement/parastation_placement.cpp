@@ -55,12 +55,8 @@ std::string settingName(const std::string &setting) {
 
 std::optional<UserError> checkRequest(const PlanRequest &request) {
     const ParaStationRequest &ps = request.parastation;
-    if (request.np && *request.np < 1)
-        return UserError{"the number of processes must be a positive number, got " +
-                         std::to_string(*request.np) + " (use -n N with N >= 1)"};
-    if (request.np && *request.np > kMaxRanks)
-        return UserError{"too many processes: " + std::to_string(*request.np) +
-                         " requested, stepmap places at most " + std::to_string(kMaxRanks)};
+    if (auto error = detail::checkProcessCount(request.np))
+        return error;
     if (ps.threads() < 1 || ps.threads() > kMaxThreadsPerProcess)
         return UserError{ps.sources.threadsPerProcess + "=" + std::to_string(ps.threads()) +
                          ": expected 1 to " + std::to_string(kMaxThreadsPerProcess) +
@@ -325,8 +321,8 @@ Expected<LaunchPlan> makeParaStationPlan(const Allocation &allocation, const Pla
     Expected<RankNodes> ranks = RankNodes{};
     if (np <= total) {
         // Within the CPUs; neither mapper can fail here.
-        ranks = ps.loopNodesFirst ? detail::mapByNode(nodes, np, false)
-                                  : detail::mapBySlot(nodes, np, false);
+        ranks =
+            ps.loopNodesFirst ? detail::mapByNode(nodes, np, false) : detail::fillSlots(nodes, np);
     } else if (!request.overbook) {
         return notEnoughCpus(np, total, request);
     } else if (ps.loopNodesFirst) {

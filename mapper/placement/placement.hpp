@@ -8,6 +8,12 @@
 // and the four rankers - but as a value computation: every mutable thing
 // lives in this object, created per call and thrown away.
 //
+// The class is split over files by job: placement.cpp (accounting, the
+// dispatch to one placer per policy), map_by_slot.cpp, map_by_node.cpp,
+// map_by_object.cpp (levels and device=), map_pe_list.cpp, map_ppr.cpp,
+// map_seq.cpp, map_rankfile.cpp, map_overbook.cpp, place_in_order.cpp,
+// bind_process.cpp, rank_app.cpp, device_groups.cpp.
+//
 // Where stepmap deliberately differs from PRRTE, the function says so
 // (mapper/README.md lists them).
 
@@ -22,48 +28,13 @@
 #include "base/expected.hpp"
 #include "hosts/allocation.hpp"
 #include "hosts/node_filter.hpp"
+#include "placement/policy_words.hpp"
 #include "placement/pu_bits.hpp"
 #include "plan/launch_plan.hpp"
 #include "request/map_policy.hpp"
 #include "request/plan_request.hpp"
 
 namespace stepmap::detail {
-
-// PRRTE's three policy words, as values: the policy and the directives that
-// travel with it. Kept whole because what mpirun prints (and whether it
-// prints one line per application) compares them whole.
-struct MappingWord {
-    MapBy policy = MapBy::Default;
-    bool noOversubscribe = false;
-    bool subscribeGiven = false;
-    bool span = false;
-    bool ordered = false;
-    bool given = false;
-
-    bool operator==(const MappingWord &) const = default;
-};
-
-struct RankingWord {
-    std::optional<RankBy> policy; // unset with byUser: ranked by the file
-    bool byUser = false;
-    bool given = false;
-
-    bool operator==(const RankingWord &) const = default;
-};
-
-struct BindingWord {
-    BindTo policy = BindTo::Default;
-    bool ifSupported = false;
-    bool overloadAllowed = false;
-    bool overloadGiven = false;
-    bool given = false; // set by the user (or forced by PE=n), not derived
-
-    bool operator==(const BindingWord &) const = default;
-};
-
-std::string formatMapping(const MappingWord &word);
-std::string formatRanking(const RankingWord &word);
-std::string formatBinding(const BindingWord &word);
 
 // The resolved options one mapper call works with (PRRTE's
 // prte_rmaps_options_t). Copied per application in per-app dispatch.
@@ -91,10 +62,8 @@ struct MapOptions {
     int ndev = 1;
     bool shared = false;
     std::string interleave;
-    std::uint32_t nprocs = 0;    // scratch, as in PRRTE
-    std::uint32_t startRank = 0; // first rank of this application
-    BindingWord appBind;         // the application's own --bind-to
-    bool appBindGiven = false;
+    std::uint32_t nprocs = 0;           // scratch, as in PRRTE
+    std::uint32_t startRank = 0;        // first rank of this application
     bool ranksInPlacementOrder = false; // stepmap: slot/slot and node/node rank as placed
     bool overbook = false;              // --overbook (ParaStation)
     bool sequenceShared = false;        // the job's sequence, continued across apps
@@ -166,6 +135,29 @@ private:
     std::size_t size_ = 0;
 };
 
+// PRRTE's spread of the processes left past the slots over the nodes left:
+// each takes remaining / nodes, the first remaining % nodes one more.
+class EvenSplit {
+public:
+    EvenSplit() = default;
+    EvenSplit(std::uint32_t remaining, std::uint32_t nodes)
+        : share_(remaining / nodes), longer_(remaining % nodes) {
+        if (longer_ != 0)
+            ++share_;
+    }
+    // The next node's share.
+    std::uint32_t next() {
+        const std::uint32_t share = share_;
+        if (longer_ > 0 && --longer_ == 0)
+            --share_;
+        return share;
+    }
+
+private:
+    std::uint32_t share_ = 0;
+    std::uint32_t longer_ = 0;
+};
+
 // What the planner needs for the report and the plan.
 struct EngineResult {
     std::vector<Proc> procs;
@@ -173,6 +165,7 @@ struct EngineResult {
     std::vector<std::string> deviceSets;
     std::vector<std::uint32_t> procDevices; // per proc, empty unless by device
     std::vector<std::uint32_t> mapOrder;    // node indices in job-map order
+    std::vector<NodeState> nodes;           // indexed like Allocation::nodes
     bool oversubscribed = false;
 };
 
@@ -203,6 +196,11 @@ private:
     // prte_rmaps_base_get_target_nodes: the list for one application,
     // its slots; refreshes each node's availability snapshot.
     Expected<std::vector<std::uint32_t>> targetNodes(std::uint32_t &numSlots, bool keepAll);
+    // targetNodes for np processes placed round robin: too few slots is an
+    // error unless oversubscribing (then, with boundedByMaxSlots, within
+    // the nodes' max_slots), and oversubscribing drops a default binding.
+    Expected<std::vector<std::uint32_t>> roundRobinTargets(std::uint32_t np, MapOptions &options,
+                                                           bool boundedByMaxSlots);
     bool checkAvail(std::uint32_t node, NodeList *list, std::uint32_t obj, MapOptions &options);
     std::optional<UserError> setupProc(std::uint32_t app, std::uint32_t node, std::uint32_t obj,
                                        MapOptions &options);
@@ -211,7 +209,12 @@ private:
     // CPUs (cores, or PUs with hwthreads) free on the node, inside mapping
     // target `obj` when given, counting at most to stopAt.
     std::uint32_t ncpus(std::uint32_t node, std::uint32_t obj, const MapOptions &options,
-                        std::uint32_t stopAt = kNoBit);
+                        std::uint32_t stopAt = kNoBit) const;
+    // The node's CPUs no process took yet, within the job's pe-list.
+    PuBits freeCpus(std::uint32_t node) const;
+    // ncpus over a given free set.
+    std::uint32_t countFree(std::uint32_t node, const PuBits &free, std::uint32_t obj,
+                            const MapOptions &options, std::uint32_t stopAt) const;
     // The local PUs of mapping target `obj` of a node: an object of the
     // mapped level, or (mapping by device) the locality of a device group.
     std::optional<std::pair<std::uint32_t, std::uint32_t>>
@@ -231,14 +234,52 @@ private:
 
     std::optional<UserError> mapBySlot(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapByNode(std::uint32_t app, std::uint32_t np, MapOptions &options);
-    std::optional<UserError> mapByCpu(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> mapPeList(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapByObject(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapPpr(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapSeq(std::uint32_t app, std::uint32_t np, MapOptions &options);
     std::optional<UserError> mapRankfile(std::uint32_t app, std::uint32_t np, MapOptions &options);
+    std::optional<UserError> bindToSlots(Proc &proc, const std::string &slots,
+                                         const std::string &rank, const MapOptions &options);
     std::optional<UserError> mapOverbook(std::uint32_t app, std::uint32_t np, MapOptions &options);
-    std::optional<UserError> mapByDevice(std::uint32_t app, std::uint32_t np, MapOptions &options);
+
+    template <class Targets>
+    Expected<std::uint32_t> pprCount(const std::vector<std::uint32_t> &list, std::uint32_t pprn,
+                                     const std::string &pattern, Targets targets) const;
+
+    // A node's turn in a slot or pe-list pass: options.nprocs procs (at
+    // most `left`), unbound if that overloads it within its slots; how
+    // many it took (none when full).
+    Expected<std::uint32_t> takeShare(std::uint32_t app, std::uint32_t node, std::uint32_t left,
+                                      NodeList &nodes, MapOptions &options);
+
+    // mapByObject's parts (map_by_object.cpp).
+    struct ObjectWalk;
+    enum class ObjectStep { Placed, PlacedNodeFull, NodeFull, NoCpu };
+    // The mapping targets of a node: its device groups or its objects.
+    Expected<std::uint32_t> objectTargets(std::uint32_t node, const MapOptions &options);
+    std::optional<UserError> checkDeviceGroups(const std::vector<std::uint32_t> &list,
+                                               std::uint32_t np, const MapOptions &options);
+    Expected<ObjectStep> placeOnObject(std::uint32_t app, std::uint32_t node, std::uint32_t obj,
+                                       NodeList &nodes, MapOptions &options);
+    std::optional<UserError> mapObjectsOfNode(std::uint32_t app, std::uint32_t node,
+                                              ObjectWalk &walk, MapOptions &options);
     void unbindForOversubscription(MapOptions &options);
+    // A node given more procs than it has free CPUs, within its slots, is
+    // overloaded rather than oversubscribed: unless the binding was asked
+    // for, its procs run unbound (PRRTE decides per node).
+    bool overloadedWithinSlots(std::uint32_t node, std::uint32_t procs, std::uint32_t cpusNeeded,
+                               const MapOptions &options) const;
+    void unbindIfOverloaded(std::uint32_t node, std::uint32_t procs, std::uint32_t cpusNeeded,
+                            MapOptions &options);
+    // Up to `count` procs on a node (mapped to `obj`), stopping when it is
+    // full.
+    struct NodeFill {
+        std::uint32_t placed = 0;
+        bool full = false; // at its slots and not oversubscribing
+    };
+    Expected<NodeFill> placeOnNode(std::uint32_t app, std::uint32_t node, std::uint32_t obj,
+                                   std::uint32_t count, MapOptions &options);
     std::optional<UserError> placeSequence(std::uint32_t app,
                                            const std::vector<std::uint32_t> &nodeOfProc,
                                            MapOptions &options);
@@ -250,6 +291,13 @@ private:
                                           MapOptions &options);
 
     void addToMap(std::uint32_t node);
+    // Application `app`'s processes from process `firstProc` on, in
+    // placement order.
+    std::vector<std::uint32_t> appProcs(std::uint32_t app, std::size_t firstProc) const;
+    // rank-by fill/span of processes grouped by node (nodeStart: offsets).
+    Expected<std::vector<std::uint32_t>> rankByObject(const std::vector<std::uint32_t> &byNode,
+                                                      const std::vector<std::uint32_t> &nodeStart,
+                                                      const MapOptions &options) const;
     bool topologyKnown(std::uint32_t node) const { return nodes_[node].model != nullptr; }
 
     const Allocation &allocation_;
@@ -271,15 +319,11 @@ private:
     std::uint32_t deviceGroupsNode_ = kNoIndex;
     std::unordered_map<std::string, std::uint32_t> deviceSetIndex_;
 
-    // Per-node scratch of the mapper call in progress (PRRTE's
-    // options->target / job_cpuset).
-    PuBits target_;
-    bool targetSet_ = false;
-    PuBits jobCpuset_;
-    bool jobCpusetSet_ = false;
-    PuBits scratch_;
-    PuBits base_;
-    PuBits freeBase_;
+    // The node a placer is on (PRRTE's options->target and job_cpuset):
+    // the CPUs its next processes may be bound to, which the binder narrows
+    // process by process (PE=n), and the application's pe-list there.
+    std::optional<PuBits> target_;
+    std::optional<PuBits> jobCpuset_;
 
     // Distinct CPU sets, by content, and a per-model cache for whole
     // objects of a node the application found untouched.
@@ -287,11 +331,5 @@ private:
     std::unordered_map<std::string, std::uint32_t> bindingIndex_;
     std::unordered_map<const NodeModel *, std::vector<std::vector<std::uint32_t>>> objectBinding_;
 };
-
-// PRRTE's numbering of levels for "bind above map" (1 none .. 8 hwthread).
-int depthOf(BindTo to);
-int depthOf(MapBy by);
-std::optional<HwLevel> levelOf(MapBy by);
-std::optional<HwLevel> levelOf(BindTo to);
 
 } // namespace stepmap::detail

@@ -1,9 +1,10 @@
 #pragma once
 
-// Internal to the mapper: the placement policies. Each takes the filtered
-// nodes in mapping order and returns, for every rank in rank order, the index
-// of its node in that list. All are O(nodes + np) (map-by slot's
-// oversubscription adds a log factor over the nodes).
+// Internal to the mapper: placement by slot counts alone (no hardware),
+// shared by the engine's by-node and --overbook placers (placement.hpp) and
+// ParaStation's placement. Each takes the filtered nodes in mapping order
+// and returns, for every rank in rank order, the index of its node in that
+// list. All are O(nodes + np).
 
 #include <cstdint>
 #include <string>
@@ -16,11 +17,9 @@ namespace stepmap::detail {
 
 using RankNodes = std::vector<std::uint32_t>;
 
-// --map-by slot: fill each node's slots in order. Past the slots (only with
-// oversubscribe) PRRTE's byslot second pass: the remaining procs spread
-// evenly over the nodes, the first nodes taking one more when it does not
-// divide, no node passing its max_slots.
-Expected<RankNodes> mapBySlot(const std::vector<NodeSlots> &nodes, int np, bool oversubscribe);
+// Each node's slots in order, np at most the slots' sum: the procs of
+// --overbook and ParaStation's placement while the slots suffice.
+RankNodes fillSlots(const std::vector<NodeSlots> &nodes, int np);
 
 // Splits `remaining` procs over nodes that can take at most headroom[i]
 // more, as evenly as possible; the first nodes take one more when it does

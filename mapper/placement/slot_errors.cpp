@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "base/input_limits.hpp"
+
 namespace stepmap::detail {
 
 std::int64_t totalSlots(const std::vector<NodeSlots> &nodes) {
@@ -38,6 +40,16 @@ UserError notEnoughMaxSlots(int np, std::int64_t capacity) {
                      std::to_string(capacity) +
                      " procs.\nEither request fewer procs for your application, or raise "
                      "max_slots in the hostfile."};
+}
+
+std::optional<UserError> checkProcessCount(const std::optional<int> &np) {
+    if (np && *np < 1)
+        return UserError{"the number of processes must be a positive number, got " +
+                         std::to_string(*np) + " (use -n N with N >= 1)"};
+    if (np && *np > kMaxRanks)
+        return UserError{"too many processes: " + std::to_string(*np) +
+                         " requested, stepmap places at most " + std::to_string(kMaxRanks)};
+    return std::nullopt;
 }
 
 } // namespace stepmap::detail

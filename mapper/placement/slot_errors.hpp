@@ -1,9 +1,10 @@
 #pragma once
 
 // Internal to the mapper: the "not enough slots" errors the mappers share,
-// in mpirun's words.
+// in mpirun's words, and the check of -n.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "base/expected.hpp"
@@ -19,5 +20,8 @@ std::int64_t oversubscribedCapacity(const std::vector<NodeSlots> &nodes, std::in
 
 UserError notEnoughSlots(int np, std::int64_t available);
 UserError notEnoughMaxSlots(int np, std::int64_t capacity);
+
+// -n, when given, from 1 to kMaxRanks.
+std::optional<UserError> checkProcessCount(const std::optional<int> &np);
 
 } // namespace stepmap::detail

@@ -235,39 +235,45 @@ Expected<std::vector<CpuBinding>> parseCpuSets(std::string_view text, const Plan
     return sets;
 }
 
-} // namespace
-
-Expected<LaunchPlan> decodePlan(std::string_view text, const PlanLimits &limits) {
-    if (text.size() > limits.maxTextBytes)
-        return invalid("it is " + std::to_string(text.size()) + " bytes long, more than " +
-                       std::to_string(limits.maxTextBytes));
-    std::array<std::string_view, kMaxFields> fields;
+// The fields of a plan's text, its version checked.
+struct PlanFields {
+    std::array<std::string_view, kMaxFields> at;
     std::size_t count = 0;
+    bool extended = false; // SM2
+};
+
+Expected<PlanFields> splitFields(std::string_view text) {
+    PlanFields fields;
     std::size_t pos = 0;
     while (true) {
         const std::size_t semicolon = text.find(';', pos);
-        if (count == kMaxFields)
+        if (fields.count == kMaxFields)
             return invalid("too many fields separated by ';'");
-        fields[count++] = text.substr(
+        fields.at[fields.count++] = text.substr(
             pos, semicolon == std::string_view::npos ? std::string_view::npos : semicolon - pos);
         if (semicolon == std::string_view::npos)
             break;
         pos = semicolon + 1;
     }
-    const bool extended = fields[0] == kVersion2;
-    if (fields[0] != kVersion && !extended)
+    fields.extended = fields.at[0] == kVersion2;
+    if (fields.at[0] != kVersion && !fields.extended)
         return invalid("it does not start with the version tag " + std::string(kVersion) + " or " +
-                       std::string(kVersion2) + " (got " + excerpt(fields[0]) + ")");
-    if (!extended && count != kFieldCount)
+                       std::string(kVersion2) + " (got " + excerpt(fields.at[0]) + ")");
+    if (!fields.extended && fields.count != kFieldCount)
         return invalid("expected " + std::to_string(kFieldCount) + " fields separated by ';'");
-    if (extended && count != kFieldCount + 3 && count != kFieldCount + 5)
+    if (fields.extended && fields.count != kFieldCount + 3 && fields.count != kFieldCount + 5)
         return invalid("expected " + std::to_string(kFieldCount + 3) + " or " +
                        std::to_string(kFieldCount + 5) + " fields separated by ';'");
+    return fields;
+}
 
+// The node list: each name once.
+Expected<std::vector<std::string>> decodeNodeNames(std::string_view field,
+                                                   const PlanLimits &limits) {
     HostlistLimits nameLimits;
     nameLimits.maxNames = limits.maxNodes;
     nameLimits.maxNameLength = limits.maxNodeNameLength;
-    auto names = expandHostlist(fields[1], nameLimits);
+    auto names = expandHostlist(field, nameLimits);
     if (!names)
         return invalid("node list: " + names.error().message);
     std::unordered_set<std::string_view> seen;
@@ -275,20 +281,27 @@ Expected<LaunchPlan> decodePlan(std::string_view text, const PlanLimits &limits)
         if (!seen.insert(name).second)
             return invalid("node " + name + " is listed twice");
     }
+    return names;
+}
 
-    auto slots = parseCounts(fields[2], names->size(), false, "slot counts");
+// SM1's fields: nodes, slots, max_slots, flags and each rank's node.
+Expected<LaunchPlan> decodeBase(const PlanFields &fields, const PlanLimits &limits) {
+    auto names = decodeNodeNames(fields.at[1], limits);
+    if (!names)
+        return names.error();
+    auto slots = parseCounts(fields.at[2], names->size(), false, "slot counts");
     if (!slots)
         return slots.error();
-    auto maxSlots = parseCounts(fields[3], names->size(), true, "max_slots counts");
+    auto maxSlots = parseCounts(fields.at[3], names->size(), true, "max_slots counts");
     if (!maxSlots)
         return maxSlots.error();
-    if (fields[4].size() != 1 || fields[4][0] < '0' || fields[4][0] > '5')
-        return invalid("the flags field is " + excerpt(fields[4]) + ", not a digit from 0 to 5");
-    auto rankNodes = detail::nodesFromBlocks(fields[5], static_cast<std::uint32_t>(names->size()),
-                                             limits.maxRanks);
+    const std::string_view flags = fields.at[4];
+    if (flags.size() != 1 || flags[0] < '0' || flags[0] > '5')
+        return invalid("the flags field is " + excerpt(flags) + ", not a digit from 0 to 5");
+    auto rankNodes = detail::nodesFromBlocks(
+        fields.at[5], static_cast<std::uint32_t>(names->size()), limits.maxRanks);
     if (!rankNodes)
         return invalid("ranks: " + rankNodes.error().message);
-
     LaunchPlan plan;
     plan.nodes.reserve(names->size());
     for (std::size_t i = 0; i < names->size(); ++i)
@@ -296,40 +309,68 @@ Expected<LaunchPlan> decodePlan(std::string_view text, const PlanLimits &limits)
     plan.ranks.reserve(rankNodes->size());
     for (std::uint32_t node : rankNodes.value())
         plan.ranks.push_back(RankPlacement{node, 0, 0});
-    plan.oversubscribed = (fields[4][0] - '0') % 2 == 1;
-    plan.bindingRequest = static_cast<BindingRequest>((fields[4][0] - '0') / 2);
+    plan.oversubscribed = (flags[0] - '0') % 2 == 1;
+    plan.bindingRequest = static_cast<BindingRequest>((flags[0] - '0') / 2);
+    return plan;
+}
 
-    if (extended) {
-        const std::size_t ranks = plan.ranks.size();
-        auto apps = perRank(fields[6], ranks, ranks, "application indices");
-        if (!apps)
-            return apps.error();
-        auto sets = parseCpuSets(fields[7], limits);
-        if (!sets)
-            return sets.error();
-        plan.bindings = std::move(sets.value());
-        auto bindings = perRank(fields[8], ranks, plan.bindings.size() + 1, "bindings");
-        if (!bindings)
-            return bindings.error();
-        for (std::size_t r = 0; r < ranks; ++r) {
-            plan.ranks[r].app = (*apps)[r];
-            plan.ranks[r].binding = (*bindings)[r] == 0 ? kUnbound : (*bindings)[r] - 1;
-        }
-        if (count == kFieldCount + 5) {
-            for (const std::string_view entry : splitSlashes(fields[9])) {
-                if (!validDeviceName(entry))
-                    return invalid("device list " + excerpt(entry) + " is not a list of names");
-                plan.deviceSets.emplace_back(entry);
-            }
-            auto devices = perRank(fields[10], ranks, plan.deviceSets.size() + 1, "devices");
-            if (!devices)
-                return devices.error();
-            plan.rankDevices.reserve(ranks);
-            for (std::uint32_t device : devices.value())
-                plan.rankDevices.push_back(device == 0 ? kUnbound : device - 1);
-        }
+// SM2's devices: the device sets and each rank's.
+std::optional<UserError> decodeDevices(LaunchPlan &plan, const PlanFields &fields) {
+    for (const std::string_view entry : splitSlashes(fields.at[9])) {
+        if (!validDeviceName(entry))
+            return invalid("device list " + excerpt(entry) + " is not a list of names");
+        plan.deviceSets.emplace_back(entry);
     }
-    assignLocalRanks(plan);
+    const std::size_t ranks = plan.ranks.size();
+    auto devices = perRank(fields.at[10], ranks, plan.deviceSets.size() + 1, "devices");
+    if (!devices)
+        return devices.error();
+    plan.rankDevices.reserve(ranks);
+    for (std::uint32_t device : devices.value())
+        plan.rankDevices.push_back(device == 0 ? kUnbound : device - 1);
+    return std::nullopt;
+}
+
+// SM2's fields: each rank's application and binding, the CPU sets, and the
+// devices when present.
+std::optional<UserError> decodeExtended(LaunchPlan &plan, const PlanFields &fields,
+                                        const PlanLimits &limits) {
+    const std::size_t ranks = plan.ranks.size();
+    auto apps = perRank(fields.at[6], ranks, ranks, "application indices");
+    if (!apps)
+        return apps.error();
+    auto sets = parseCpuSets(fields.at[7], limits);
+    if (!sets)
+        return sets.error();
+    plan.bindings = std::move(sets.value());
+    auto bindings = perRank(fields.at[8], ranks, plan.bindings.size() + 1, "bindings");
+    if (!bindings)
+        return bindings.error();
+    for (std::size_t r = 0; r < ranks; ++r) {
+        plan.ranks[r].app = (*apps)[r];
+        plan.ranks[r].binding = (*bindings)[r] == 0 ? kUnbound : (*bindings)[r] - 1;
+    }
+    if (fields.count == kFieldCount + 5)
+        return decodeDevices(plan, fields);
+    return std::nullopt;
+}
+
+} // namespace
+
+Expected<LaunchPlan> decodePlan(std::string_view text, const PlanLimits &limits) {
+    if (text.size() > limits.maxTextBytes)
+        return invalid("it is " + std::to_string(text.size()) + " bytes long, more than " +
+                       std::to_string(limits.maxTextBytes));
+    auto fields = splitFields(text);
+    if (!fields)
+        return fields.error();
+    auto plan = decodeBase(fields.value(), limits);
+    if (!plan)
+        return plan.error();
+    if (fields.value().extended)
+        if (auto error = decodeExtended(plan.value(), fields.value(), limits))
+            return *error;
+    assignLocalRanks(plan.value());
     return plan;
 }
 

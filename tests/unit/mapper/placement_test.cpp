@@ -33,15 +33,7 @@ Allocation nodes(int count, int slots, const std::shared_ptr<const NodeModel> &m
 
 PlanRequest request(std::optional<int> np, std::string_view map = {}, std::string_view rank = {},
                     std::string_view bind = {}) {
-    PlanRequest result;
-    result.np = np;
-    if (!map.empty())
-        result.map = parseMapBy(map).value();
-    if (!rank.empty())
-        result.rank = parseRankBy(rank).value();
-    if (!bind.empty())
-        result.bind = parseBindTo(bind).value();
-    return result;
+    return test::planRequest(np, map, rank, bind);
 }
 
 PlanResult plan(const Allocation &allocation, const PlanRequest &req) {

@@ -58,6 +58,21 @@ inline HostSpec hostfile(std::string_view text) {
     return spec.ok() ? spec.value() : HostSpec{};
 }
 
+// A request from option values as written: -n, --map-by, --rank-by,
+// --bind-to (empty: not given).
+inline PlanRequest planRequest(std::optional<int> np, std::string_view map = {},
+                               std::string_view rank = {}, std::string_view bind = {}) {
+    PlanRequest result;
+    result.np = np;
+    if (!map.empty())
+        result.map = parseMapBy(map).value();
+    if (!rank.empty())
+        result.rank = parseRankBy(rank).value();
+    if (!bind.empty())
+        result.bind = parseBindTo(bind).value();
+    return result;
+}
+
 inline MapPolicy mapBy(std::string_view value) {
     auto policy = parseMapBy(value);
     EXPECT_TRUE(policy.ok()) << value;
