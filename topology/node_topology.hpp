@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "base/expected.hpp"
+#include "hosts/node_model.hpp"
 #include "hwloc_handles.hpp"
-#include "placement/node_model.hpp"
 
 namespace stepmap::topology {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/expected.hpp"
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 
 namespace stepmap {
 

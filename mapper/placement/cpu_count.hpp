@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
-#include "placement/node_model.hpp"
-#include "placement/pu_bits.hpp"
+#include "hosts/node_model.hpp"
+#include "hosts/pu_bits.hpp"
 
 namespace stepmap::detail {
 

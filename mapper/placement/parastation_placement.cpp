@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "base/quote.hpp"
-#include "hosts/node_filter.hpp"
-#include "hosts/node_sort.hpp"
+#include "placement/node_filter.hpp"
+#include "placement/node_sort.hpp"
 #include "placement/rank_mappers.hpp"
 #include "placement/slot_errors.hpp"
 

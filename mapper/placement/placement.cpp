@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "hosts/node_model.hpp"
 #include "placement/cpu_count.hpp"
 #include "placement/cpu_list.hpp"
-#include "placement/node_model.hpp"
 #include "placement/slot_errors.hpp"
 
 namespace stepmap::detail {

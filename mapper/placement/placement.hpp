@@ -27,9 +27,9 @@
 
 #include "base/expected.hpp"
 #include "hosts/allocation.hpp"
-#include "hosts/node_filter.hpp"
+#include "hosts/pu_bits.hpp"
+#include "placement/node_filter.hpp"
 #include "placement/policy_words.hpp"
-#include "placement/pu_bits.hpp"
 #include "plan/launch_plan.hpp"
 #include "request/map_policy.hpp"
 #include "request/plan_request.hpp"

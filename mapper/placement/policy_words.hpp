@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 #include "request/map_policy.hpp"
 
 namespace stepmap::detail {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/expected.hpp"
-#include "hosts/node_filter.hpp"
+#include "placement/node_filter.hpp"
 
 namespace stepmap::detail {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/expected.hpp"
-#include "hosts/node_filter.hpp"
+#include "placement/node_filter.hpp"
 
 namespace stepmap::detail {
 

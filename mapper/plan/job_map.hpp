@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hosts/allocation.hpp"
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan/plan_report.hpp"
 #include "request/plan_request.hpp"

@@ -9,8 +9,8 @@
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
 #include "hosts/hostlist.hpp"
-#include "placement/node_model.hpp"
-#include "placement/rank_blocks.hpp"
+#include "hosts/node_model.hpp"
+#include "plan/rank_blocks.hpp"
 
 namespace stepmap {
 

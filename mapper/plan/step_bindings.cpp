@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 
 namespace stepmap {
 

@@ -14,7 +14,7 @@
 
 #include "base/expected.hpp"
 #include "hosts/allocation.hpp"
-#include "hosts/node_filter.hpp"
+#include "placement/node_filter.hpp"
 #include "placement/placement.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan/plan_report.hpp"

@@ -13,7 +13,7 @@
 
 #include "base/expected.hpp"
 #include "hosts/allocation.hpp"
-#include "hosts/node_filter.hpp"
+#include "placement/node_filter.hpp"
 #include "placement/placement.hpp"
 #include "request/map_policy.hpp"
 

@@ -2,9 +2,9 @@
 
 #include <string>
 
+#include "base/input_limits.hpp"
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
-#include "plan/launch_plan.hpp"
 
 namespace stepmap {
 

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "hosts/allocation.hpp"
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 #include "planner/planner.hpp"
 #include "request/map_policy.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "fuzz_check.hpp"
 #include "hosts/allocation.hpp"
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 
 #include <algorithm>
 

@@ -15,7 +15,7 @@
 #include "cli_files.hpp"
 #include "hosts/host_list.hpp"
 #include "hosts/hostlist.hpp"
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 #include "user_file.hpp"
 
 extern char **environ;

@@ -8,8 +8,8 @@
 
 #include "base/input_limits.hpp"
 #include "base/quote.hpp"
+#include "hosts/node_model.hpp"
 #include "node_topology.hpp"
-#include "placement/node_model.hpp"
 #include "user_file.hpp"
 
 namespace stepmap::cli {

@@ -1,7 +1,7 @@
 // NodeModel, its builder from Slurm's node shape, the CPU lists users write
 // against it, and the rankfile / sequence-file parsers.
 
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 
 #include <string>
 #include <vector>

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "hosts/allocation.hpp"
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 #include "plan/job_map.hpp"
 #include "plan_helpers.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 #include "placement/policy_words.hpp"
 #include "plan_helpers.hpp"
 #include "planner/policy_rules.hpp"

@@ -1,4 +1,4 @@
-#include "hosts/node_filter.hpp"
+#include "placement/node_filter.hpp"
 
 #include <algorithm>
 #include <string>

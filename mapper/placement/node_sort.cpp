@@ -1,4 +1,4 @@
-#include "hosts/node_sort.hpp"
+#include "placement/node_sort.hpp"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "placement/node_model.hpp"
+#include "hosts/node_model.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "placement/rank_blocks.hpp"
+#include "plan/rank_blocks.hpp"
 
 #include <limits>
 #include <optional>
