@@ -761,8 +761,7 @@ Expected<bool> SrunSide::buildRequest(const EnvironmentValues &environment, Plan
     written.apps = {AppOptions{std::nullopt, options_.mapBy, options_.rankBy, options_.bindTo}};
     // srun's messages quote values and put the option and value before any
     // parser's message (mapper/request/request_options.hpp).
-    constexpr OptionWording kWording{
-        .quoteValues = true, .prefixNamedMessages = true, .mapFileNamesValue = false};
+    constexpr OptionWording kWording{.quoteValues = true, .mapFileNamesValue = false};
     auto built = stepmap::buildRequest(written, readUserFile, kWording);
     if (!built)
         return built.error();

@@ -3,7 +3,7 @@
 // A node's hardware as hwloc describes it, loaded from an XML file or text,
 // a synthetic description or the machine itself; restricted to a set of
 // PUs (I/O objects kept); exported as XML v2 or v1; and turned into the
-// mapper's NodeModel (mapper/node_model.hpp) with the logical indices hwloc
+// mapper's NodeModel (mapper/hosts/node_model.hpp) with the logical indices hwloc
 // gives the objects over the whole machine.
 //
 // The one hwloc topology inside is owned by a TopologyPtr

@@ -23,10 +23,11 @@ struct Builder {
         return std::string(option) + " " + (wording.quoteValues ? quoted(value) : escaped(value));
     }
 
-    // A parser's error, with the option and value it came from.
+    // A parser's error, with the option and value it came from (unless the
+    // parser's message already starts with the option, as most do).
     UserError refused(std::string_view option, const std::string &value,
                       const UserError &error) const {
-        if (!wording.prefixNamedMessages && error.message.rfind(option, 0) == 0)
+        if (error.message.rfind(option, 0) == 0)
             return UserError{where + error.message};
         return UserError{where + named(option, value) + ": " + error.message};
     }

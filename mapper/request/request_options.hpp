@@ -39,10 +39,6 @@ struct RequestOptions {
 struct OptionWording {
     // "--map-by 'x'" (srun) or "--map-by x" (stepmap-plan); escaped either way.
     bool quoteValues = true;
-    // Whether a parser's message that names its option already ("--map-by
-    // 'x': unknown ...") still gets the option and value in front (srun) or
-    // is shown as it is (stepmap-plan).
-    bool prefixNamedMessages = true;
     // What "cannot read" calls a --map-by seq/rankfile file: "the --map-by
     // file" (srun) or "--map-by VALUE file" (stepmap-plan).
     bool mapFileNamesValue = false;

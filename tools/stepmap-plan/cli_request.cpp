@@ -11,8 +11,7 @@ namespace {
 
 // stepmap-plan's messages show values as written and keep a parser's
 // message that names its option already.
-constexpr OptionWording kWording{
-    .quoteValues = false, .prefixNamedMessages = false, .mapFileNamesValue = true};
+constexpr OptionWording kWording{.quoteValues = false, .mapFileNamesValue = true};
 
 // --overbook, --loop-nodes-first, --nodes-sort and --tpp. Sorting by load or
 // processes needs Slurm's node table, which stepmap-plan does not read.

@@ -17,13 +17,7 @@
 namespace stepmap {
 namespace {
 
-using test::allocation;
-using test::concat;
-using test::host;
-using test::hostfile;
-using test::hostPerRank;
-using test::mapBy;
-using test::times;
+using namespace test; // the plan_helpers.hpp builders
 using Hosts = std::vector<std::string>;
 
 // ---------------------------------------------------------------- parsers

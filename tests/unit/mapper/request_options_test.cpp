@@ -13,10 +13,8 @@
 namespace stepmap {
 namespace {
 
-constexpr OptionWording kSrun{
-    .quoteValues = true, .prefixNamedMessages = true, .mapFileNamesValue = false};
-constexpr OptionWording kPlan{
-    .quoteValues = false, .prefixNamedMessages = false, .mapFileNamesValue = true};
+constexpr OptionWording kSrun{.quoteValues = true, .mapFileNamesValue = false};
+constexpr OptionWording kPlan{.quoteValues = false, .mapFileNamesValue = true};
 
 // Files by name; any other name is missing.
 OptionFileReader filesReader(std::map<std::string, std::string> files) {
@@ -67,19 +65,18 @@ TEST(BuildRequest, ErrorsNameTheOptionInEachCallersWording) {
         {"bad -n", oneApp({.np = "x"}),
          "-n 'x': process count 'x': expected a positive number, e.g. -n 8",
          "-n x: process count 'x': expected a positive number, e.g. -n 8"},
-        {"bad --host", oneApp({}, "a,,b"),
-         "--host 'a,,b': --host 'a,,b': empty entry (check for a stray ',')",
+        {"bad --host", oneApp({}, "a,,b"), "--host 'a,,b': empty entry (check for a stray ',')",
          "--host 'a,,b': empty entry (check for a stray ',')"},
         {"bad --map-by", oneApp({.mapBy = "slot:PE"}),
-         "--map-by 'slot:PE': --map-by 'slot:PE': modifier 'PE' needs PE=n with n a positive "
+         "--map-by 'slot:PE': modifier 'PE' needs PE=n with n a positive "
          "number",
          "--map-by 'slot:PE': modifier 'PE' needs PE=n with n a positive number"},
         {"bad --rank-by", oneApp({.rankBy = "bogus"}),
-         "--rank-by 'bogus': --rank-by 'bogus': unknown ranking policy (accepted: slot, node, "
+         "--rank-by 'bogus': unknown ranking policy (accepted: slot, node, "
          "fill, span)",
          "--rank-by 'bogus': unknown ranking policy (accepted: slot, node, fill, span)"},
         {"bad --bind-to", oneApp({.bindTo = "core:limit=0"}),
-         "--bind-to 'core:limit=0': --bind-to 'core:limit=0': 'limit=0' needs limit=n with n "
+         "--bind-to 'core:limit=0': 'limit=0' needs limit=n with n "
          "from 1 to 65535",
          "--bind-to 'core:limit=0': 'limit=0' needs limit=n with n from 1 to 65535"},
         {"missing hostfile", oneApp({}, {}, "nope"),
@@ -107,7 +104,7 @@ TEST(BuildRequest, ErrorsNameTheOptionInEachCallersWording) {
          "-n 8",
          "application context 1: -n 0: process count '0': expected a positive number, e.g. -n 8"},
         {"MPMD: bad --map-by", apps({{.np = "2"}, {.np = "1", .mapBy = "bogus:x"}}),
-         "application context 1: --map-by 'bogus:x': --map-by 'bogus:x': unknown mapping "
+         "application context 1: --map-by 'bogus:x': unknown mapping "
          "policy 'bogus' (accepted: slot, node, seq, rankfile, hwthread, core, l1cache, "
          "l2cache, l3cache, numa, package, ppr:N:OBJECT, pe-list=LIST, device=CLASS, each "
          "optionally followed by :MODIFIERS)",
