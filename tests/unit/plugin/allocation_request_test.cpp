@@ -155,3 +155,105 @@ TEST(SlurmMemory, Units) {
     EXPECT_FALSE(parseSlurmMegabytes("--mem", "1X"));
     EXPECT_FALSE(parseSlurmMegabytes("--mem", "G"));
 }
+
+TEST(AllocationRequest, TasksPerNodeInEitherSpellingAndTheShapeOtherwise) {
+    EXPECT_EQ(request({"--ntasks-per-node=3", "./app"}).value().tasksPerNode, 3);
+    EXPECT_EQ(request({"--tasks-per-node=2", "./app"}).value().tasksPerNode, 2);
+    EXPECT_EQ(request({"--ntasks-per-node=3", "--tasks-per-node=2", "./app"}).value().tasksPerNode,
+              3);
+    AllocationShape shape;
+    shape.nodes = 2;
+    shape.tasksPerNode = 4;
+    auto r = request({"./app"}, {}, shape).value();
+    EXPECT_EQ(r.minNodes, 2);
+    EXPECT_EQ(r.maxNodes, 2);
+    EXPECT_EQ(r.tasksPerNode, 4);
+    auto bad = request({"--ntasks-per-node=0", "./app"});
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("--ntasks-per-node '0': expected a number from 1 to"),
+              std::string::npos);
+}
+
+TEST(AllocationRequest, NamedNodesRunningSeveralProcessesNeedTheirCpus) {
+    AllocationShape shape;
+    shape.processesPerNamedNode = 3;
+    shape.cpusPerTask = 2;
+    EXPECT_EQ(request({"./app"}, {}, shape).value().minCpusPerNode, 6);
+    // --mincpus counts when it asks for more.
+    EXPECT_EQ(request({"--mincpus=8", "./app"}, {}, shape).value().minCpusPerNode, 8);
+    EXPECT_EQ(request({"--mincpus=4", "./app"}, {}, shape).value().minCpusPerNode, 6);
+    EXPECT_EQ(request({"--mincpus=4", "./app"}).value().minCpusPerNode, 4);
+}
+
+TEST(AllocationRequest, MemoryPerNodeOrPerCpu) {
+    EXPECT_EQ(request({"--mem-per-cpu=512", "./app"}).value().memPerCpuMb, 512u);
+    auto both = request({"--mem-per-cpu=512", "./app"}, {{"SLURM_MEM_PER_NODE", "1G"}});
+    ASSERT_FALSE(both);
+    EXPECT_EQ(both.error().message,
+              "--mem-per-cpu and --mem (or SLURM_MEM_PER_NODE) exclude each other; give one of "
+              "them");
+}
+
+TEST(AllocationRequest, TimeLimitsMayBeUnlimited) {
+    auto r = request({"-t", "UNLIMITED", "--time-min=30", "./app"}).value();
+    EXPECT_TRUE(r.unlimitedTime);
+    EXPECT_EQ(r.timeLimitMin, std::nullopt);
+    EXPECT_EQ(r.timeMinMin, 30u);
+    EXPECT_EQ(request({"--time-min=INFINITE", "./app"}).value().timeMinMin, std::nullopt);
+    auto bad = request({"--time-min=x", "./app"});
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("--time-min 'x': expected minutes"), std::string::npos);
+}
+
+TEST(AllocationRequest, TextSettingsPassAsWritten) {
+    auto r = request({"-d", "afterok:1", "--comment=c", "--wckey=w", "-L", "lic:1", "-D", "/tmp",
+                      "./app"})
+                 .value();
+    EXPECT_EQ(r.dependency, "afterok:1");
+    EXPECT_EQ(r.comment, "c");
+    EXPECT_EQ(r.wckey, "w");
+    EXPECT_EQ(r.licenses, "lic:1");
+    EXPECT_EQ(r.workDir, "/tmp");
+    EXPECT_EQ(r.name, "app");
+}
+
+TEST(AllocationRequest, PlacementNodesJoinTheUsers) {
+    AllocationShape shape;
+    shape.namedNodes = {"n2", "n5"};
+    shape.namedBy = "--host";
+    shape.excludedNodes = {"n9"};
+    auto r = request({"-w", "n[1-2]", "-x", "n8", "./app"}, {}, shape).value();
+    EXPECT_EQ(r.requiredNodes, (std::vector<std::string>{"n1", "n2", "n5"}));
+    EXPECT_EQ(r.excludedNodes, (std::vector<std::string>{"n8", "n9"}));
+    auto clash = request({"-x", "n5", "./app"}, {}, shape);
+    ASSERT_FALSE(clash);
+    EXPECT_EQ(clash.error().message,
+              "node 'n5' is both excluded by -x and named by --host; drop it from one of them");
+}
+
+TEST(AllocationRequest, SharingAndFlags) {
+    EXPECT_EQ(request({"--exclusive=user", "./app"}).value().sharing,
+              AllocationRequest::Sharing::ExclusiveUser);
+    EXPECT_EQ(request({"--exclusive=mcs", "./app"}).value().sharing,
+              AllocationRequest::Sharing::ExclusiveMcs);
+    EXPECT_EQ(request({"-s", "./app"}).value().sharing, AllocationRequest::Sharing::Oversubscribe);
+    auto both = request({"--exclusive", "-s", "./app"});
+    ASSERT_FALSE(both);
+    EXPECT_EQ(both.error().message, "--exclusive and --oversubscribe exclude each other; give one");
+    auto r =
+        request({"-O", "--contiguous", "-I", "--use-min-nodes", "--spread-job", "-N", "2", "./app"})
+            .value();
+    EXPECT_TRUE(r.overcommit);
+    EXPECT_TRUE(r.contiguous);
+    EXPECT_TRUE(r.immediate);
+    EXPECT_TRUE(r.useMinNodes);
+    EXPECT_TRUE(r.spread);
+    AllocationShape shape;
+    shape.overcommit = true;
+    auto plain = request({"./app"}, {}, shape).value();
+    EXPECT_TRUE(plain.overcommit);
+    EXPECT_FALSE(plain.contiguous);
+    EXPECT_FALSE(plain.immediate);
+    EXPECT_FALSE(plain.useMinNodes);
+    EXPECT_FALSE(plain.spread);
+}
