@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <utility>
 
 #include "base/input_limits.hpp"
 #include "base/quote.hpp"
@@ -240,10 +241,37 @@ Expected<std::uint64_t> parseSlurmMegabytes(const std::string &what, const std::
     }
 }
 
-Expected<AllocationRequest> allocationRequestFor(
-    const SrunCommandLine &cmd, const std::map<std::string, std::string> &environment,
-    const AllocationShape &shape, const std::string &program, const NodeFileReader &readNodeFile) {
-    // Refused first: the user learns of everything stepmap would drop.
+namespace {
+
+// The allocation settings the user gave: srun's variables, then the command
+// line (which wins), by srun's option name.
+class Settings {
+public:
+    Settings(const SrunCommandLine &cmd, const std::map<std::string, std::string> &environment) {
+        for (const auto &[variable, name] : kPassedVariables)
+            if (auto it = environment.find(variable); it != environment.end())
+                byName_[name] = Setting{it->second, variable};
+        for (const SrunOption &option : cmd.options)
+            if (option.role == SrunOptionRole::Allocation ||
+                option.role == SrunOptionRole::StepNodes ||
+                option.role == SrunOptionRole::TasksPerNode)
+                byName_[option.name] = Setting{option.value.value_or(""), option.written};
+    }
+
+    // Nothing when the user did not give it.
+    const Setting *find(const char *name) const {
+        auto it = byName_.find(name);
+        return it == byName_.end() ? nullptr : &it->second;
+    }
+    bool given(const char *name) const { return find(name) != nullptr; }
+
+private:
+    std::map<std::string, Setting> byName_;
+};
+
+// Refused first: the user learns of everything stepmap would drop.
+std::optional<UserError> refusal(const SrunCommandLine &cmd,
+                                 const std::map<std::string, std::string> &environment) {
     for (const SrunOption &option : cmd.options)
         if (option.role == SrunOptionRole::AllocationOnly)
             return UserError{option.written +
@@ -258,31 +286,29 @@ Expected<AllocationRequest> allocationRequestFor(
                              "when it asks Slurm for one; unset it, or get the allocation first "
                              "(salloc --" +
                              name + "=... srun ...)"};
+    return std::nullopt;
+}
 
-    // The settings: srun's variables, then the command line (which wins).
-    std::map<std::string, Setting> settings;
-    for (const auto &[variable, name] : kPassedVariables)
-        if (auto it = environment.find(variable); it != environment.end())
-            settings[name] = Setting{it->second, variable};
-    for (const SrunOption &option : cmd.options)
-        if (option.role == SrunOptionRole::Allocation || option.role == SrunOptionRole::StepNodes ||
-            option.role == SrunOptionRole::TasksPerNode)
-            settings[option.name] = Setting{option.value.value_or(""), option.written};
-    auto get = [&](const char *name) -> const Setting * {
-        auto it = settings.find(name);
-        return it == settings.end() ? nullptr : &it->second;
-    };
-
-    AllocationRequest r;
-    if (const Setting *s = get("ntasks")) {
-        auto n = positive(*s, kMaxRanks);
+// `field` = the setting `name` as a number from 1 to `limit`, if given.
+std::optional<UserError> setPositive(const Settings &settings, const char *name, int limit,
+                                     std::optional<int> &field) {
+    if (const Setting *s = settings.find(name)) {
+        auto n = positive(*s, limit);
         if (!n)
             return n.error();
-        r.tasks = *n;
-    } else {
-        r.tasks = shape.tasks;
+        field = *n;
     }
-    if (const Setting *s = get("nodes")) {
+    return std::nullopt;
+}
+
+// Tasks, nodes, tasks per node, CPUs: the user's, else what the placement
+// implies.
+std::optional<UserError> setCounts(const Settings &settings, const AllocationShape &shape,
+                                   AllocationRequest &r) {
+    r.tasks = shape.tasks;
+    if (auto error = setPositive(settings, "ntasks", kMaxRanks, r.tasks))
+        return error;
+    if (const Setting *s = settings.find("nodes")) {
         auto n = parseNodeCount(s->source, s->value);
         if (!n)
             return n.error();
@@ -291,44 +317,34 @@ Expected<AllocationRequest> allocationRequestFor(
     } else if (shape.nodes) {
         r.minNodes = r.maxNodes = shape.nodes;
     }
-    const Setting *perNode = get("ntasks-per-node");
-    if (!perNode)
-        perNode = get("tasks-per-node"); // srun's other spelling
-    if (perNode) {
-        auto n = positive(*perNode, kMaxCpusPerNode);
-        if (!n)
-            return n.error();
-        r.tasksPerNode = *n;
-    } else {
-        r.tasksPerNode = shape.tasksPerNode;
-    }
-    if (const Setting *s = get("cpus-per-task")) {
-        auto n = positive(*s, kMaxCpusPerNode);
-        if (!n)
-            return n.error();
-        r.cpusPerTask = *n;
-    } else if (shape.cpusPerTask > 1) {
+    r.tasksPerNode = shape.tasksPerNode;
+    // srun's other spelling counts only without the first.
+    const char *perNode = settings.given("ntasks-per-node") ? "ntasks-per-node" : "tasks-per-node";
+    if (auto error = setPositive(settings, perNode, kMaxCpusPerNode, r.tasksPerNode))
+        return error;
+    if (shape.cpusPerTask > 1)
         r.cpusPerTask = shape.cpusPerTask;
-    }
-    if (const Setting *s = get("mincpus")) {
-        auto n = positive(*s, kMaxCpusPerNode);
-        if (!n)
-            return n.error();
-        r.minCpusPerNode = *n;
-    }
+    if (auto error = setPositive(settings, "cpus-per-task", kMaxCpusPerNode, r.cpusPerTask))
+        return error;
+    if (auto error = setPositive(settings, "mincpus", kMaxCpusPerNode, r.minCpusPerNode))
+        return error;
     // Named nodes that must run several processes need those CPUs there.
     if (shape.processesPerNamedNode > 1) {
         const int cpus =
             std::min(shape.processesPerNamedNode * r.cpusPerTask.value_or(1), kMaxCpusPerNode);
         r.minCpusPerNode = std::max(r.minCpusPerNode.value_or(0), cpus);
     }
-    if (const Setting *s = get("mem")) {
+    return std::nullopt;
+}
+
+std::optional<UserError> setMemory(const Settings &settings, AllocationRequest &r) {
+    if (const Setting *s = settings.find("mem")) {
         auto mb = parseSlurmMegabytes(s->source, s->value);
         if (!mb)
             return mb.error();
         r.memPerNodeMb = *mb;
     }
-    if (const Setting *s = get("mem-per-cpu")) {
+    if (const Setting *s = settings.find("mem-per-cpu")) {
         if (r.memPerNodeMb)
             return UserError{s->source + " and --mem (or SLURM_MEM_PER_NODE) exclude each other; "
                                          "give one of them"};
@@ -337,14 +353,18 @@ Expected<AllocationRequest> allocationRequestFor(
             return mb.error();
         r.memPerCpuMb = *mb;
     }
-    if (const Setting *s = get("time")) {
+    return std::nullopt;
+}
+
+std::optional<UserError> setTimes(const Settings &settings, AllocationRequest &r) {
+    if (const Setting *s = settings.find("time")) {
         auto m = parseSlurmMinutes(s->source, s->value, r.unlimitedTime);
         if (!m)
             return m.error();
         if (!r.unlimitedTime)
             r.timeLimitMin = *m;
     }
-    if (const Setting *s = get("time-min")) {
+    if (const Setting *s = settings.find("time-min")) {
         bool unlimited = false;
         auto m = parseSlurmMinutes(s->source, s->value, unlimited);
         if (!m)
@@ -352,57 +372,76 @@ Expected<AllocationRequest> allocationRequestFor(
         if (!unlimited)
             r.timeMinMin = *m;
     }
-    auto text = [&](const char *name, std::string &field) {
-        if (const Setting *s = get(name))
-            field = s->value;
-    };
-    text("job-name", r.name);
+    return std::nullopt;
+}
+
+// Settings Slurm takes as they are written.
+const std::pair<const char *, std::string AllocationRequest::*> kTextSettings[] = {
+    {"job-name", &AllocationRequest::name},
+    {"account", &AllocationRequest::account},
+    {"partition", &AllocationRequest::partition},
+    {"qos", &AllocationRequest::qos},
+    {"constraint", &AllocationRequest::constraint},
+    {"reservation", &AllocationRequest::reservation},
+    {"dependency", &AllocationRequest::dependency},
+    {"comment", &AllocationRequest::comment},
+    {"wckey", &AllocationRequest::wckey},
+    {"licenses", &AllocationRequest::licenses},
+    {"chdir", &AllocationRequest::workDir},
+};
+
+void setTexts(const Settings &settings, const std::string &program, AllocationRequest &r) {
+    for (const auto &[name, field] : kTextSettings)
+        if (const Setting *s = settings.find(name))
+            r.*field = s->value;
     if (r.name.empty()) {
         auto slash = program.rfind('/');
         r.name = slash == std::string::npos ? program : program.substr(slash + 1);
     }
-    text("account", r.account);
-    text("partition", r.partition);
-    text("qos", r.qos);
-    text("constraint", r.constraint);
-    text("reservation", r.reservation);
-    text("dependency", r.dependency);
-    text("comment", r.comment);
-    text("wckey", r.wckey);
-    text("licenses", r.licenses);
-    text("chdir", r.workDir);
+}
 
-    if (const Setting *s = get("nodelist")) {
-        auto names = parseNodeNames(s->source, s->value, readNodeFile);
-        if (!names)
-            return names.error();
-        r.requiredNodes = std::move(names.value());
+// `names` = the nodes the setting `name` (-w, -x) lists, if given.
+std::optional<UserError> setNodeNames(const Settings &settings, const char *name,
+                                      const NodeFileReader &readNodeFile,
+                                      std::vector<std::string> &names) {
+    if (const Setting *s = settings.find(name)) {
+        auto parsed = parseNodeNames(s->source, s->value, readNodeFile);
+        if (!parsed)
+            return parsed.error();
+        names = std::move(parsed.value());
     }
-    {
-        std::set<std::string> seen(r.requiredNodes.begin(), r.requiredNodes.end());
-        for (const std::string &name : shape.namedNodes)
-            if (seen.insert(name).second)
-                r.requiredNodes.push_back(name);
-    }
-    if (const Setting *s = get("exclude")) {
-        auto names = parseNodeNames(s->source, s->value, readNodeFile);
-        if (!names)
-            return names.error();
-        r.excludedNodes = std::move(names.value());
-    }
+    return std::nullopt;
+}
+
+// Required nodes: -w, then those the placement names; excluded: -x, then
+// those the placement excludes. No node may be both.
+std::optional<UserError> setNodes(const Settings &settings, const AllocationShape &shape,
+                                  const NodeFileReader &readNodeFile, AllocationRequest &r) {
+    if (auto error = setNodeNames(settings, "nodelist", readNodeFile, r.requiredNodes))
+        return error;
+    std::set<std::string> seen(r.requiredNodes.begin(), r.requiredNodes.end());
+    for (const std::string &name : shape.namedNodes)
+        if (seen.insert(name).second)
+            r.requiredNodes.push_back(name);
+    if (auto error = setNodeNames(settings, "exclude", readNodeFile, r.excludedNodes))
+        return error;
     r.excludedNodes.insert(r.excludedNodes.end(), shape.excludedNodes.begin(),
                            shape.excludedNodes.end());
-    if (const Setting *s = get("exclude")) {
-        std::set<std::string> excluded(r.excludedNodes.begin(), r.excludedNodes.end());
-        for (const std::string &name : r.requiredNodes)
-            if (excluded.count(name))
-                return UserError{"node " + quoted(name) + " is both excluded by " + s->source +
-                                 " and named by " +
-                                 (get("nodelist") ? get("nodelist")->source : shape.namedBy) +
-                                 "; drop it from one of them"};
-    }
+    const Setting *exclude = settings.find("exclude");
+    if (!exclude)
+        return std::nullopt;
+    const std::set<std::string> excluded(r.excludedNodes.begin(), r.excludedNodes.end());
+    const Setting *nodelist = settings.find("nodelist");
+    for (const std::string &name : r.requiredNodes)
+        if (excluded.count(name))
+            return UserError{"node " + quoted(name) + " is both excluded by " + exclude->source +
+                             " and named by " + (nodelist ? nodelist->source : shape.namedBy) +
+                             "; drop it from one of them"};
+    return std::nullopt;
+}
 
-    if (const Setting *s = get("exclusive")) {
+std::optional<UserError> setSharing(const Settings &settings, AllocationRequest &r) {
+    if (const Setting *s = settings.find("exclusive")) {
         if (s->value.empty())
             r.sharing = AllocationRequest::Sharing::Exclusive;
         else if (s->value == "user")
@@ -413,19 +452,47 @@ Expected<AllocationRequest> allocationRequestFor(
             return UserError{s->source + " " + quoted(s->value) +
                              ": expected nothing, 'user' or 'mcs'"};
     }
-    if (get("oversubscribe")) {
+    if (settings.given("oversubscribe")) {
         if (r.sharing != AllocationRequest::Sharing::Default)
             return UserError{"--exclusive and --oversubscribe exclude each other; give one"};
         r.sharing = AllocationRequest::Sharing::Oversubscribe;
     }
-    r.overcommit = get("overcommit") != nullptr || shape.overcommit;
-    r.contiguous = get("contiguous") != nullptr;
-    r.immediate = get("immediate") != nullptr;
-    r.useMinNodes = get("use-min-nodes") != nullptr;
+    return std::nullopt;
+}
+
+// Needs the node counts and required nodes already set.
+void setFlags(const Settings &settings, const AllocationShape &shape, AllocationRequest &r) {
+    r.overcommit = settings.given("overcommit") || shape.overcommit;
+    r.contiguous = settings.given("contiguous");
+    r.immediate = settings.given("immediate");
+    r.useMinNodes = settings.given("use-min-nodes");
     // --map-by node spreads over nodes; a node count or named nodes the
     // user gave decide instead.
     r.spread =
-        get("spread-job") != nullptr || (shape.spread && !r.minNodes && r.requiredNodes.empty());
+        settings.given("spread-job") || (shape.spread && !r.minNodes && r.requiredNodes.empty());
+}
+
+} // namespace
+
+Expected<AllocationRequest> allocationRequestFor(
+    const SrunCommandLine &cmd, const std::map<std::string, std::string> &environment,
+    const AllocationShape &shape, const std::string &program, const NodeFileReader &readNodeFile) {
+    if (auto refused = refusal(cmd, environment))
+        return *refused;
+    const Settings settings(cmd, environment);
+    AllocationRequest r;
+    if (auto error = setCounts(settings, shape, r))
+        return *error;
+    if (auto error = setMemory(settings, r))
+        return *error;
+    if (auto error = setTimes(settings, r))
+        return *error;
+    setTexts(settings, program, r);
+    if (auto error = setNodes(settings, shape, readNodeFile, r))
+        return *error;
+    if (auto error = setSharing(settings, r))
+        return *error;
+    setFlags(settings, shape, r);
     return r;
 }
 
