@@ -33,6 +33,11 @@ hwloc_obj_type_t typeOf(HwLevel level) {
     return kTypes[static_cast<std::size_t>(level)];
 }
 
+std::uint32_t objectCount(hwloc_topology_t topology, hwloc_obj_type_t type) {
+    const int n = hwloc_get_nbobjs_by_type(topology, type);
+    return n > 0 ? static_cast<std::uint32_t>(n) : 0;
+}
+
 std::string errnoText() {
     return std::strerror(errno);
 }
@@ -94,6 +99,153 @@ std::string vendorUuid(hwloc_obj_t osdev) {
             return value;
     }
     return {};
+}
+
+// The PUs with these OS indices (empty: every allowed PU); an error names a
+// PU the node lacks.
+Expected<BitmapPtr> wantedPus(hwloc_topology_t topology, const std::vector<std::uint32_t> &osPus) {
+    BitmapPtr wanted = makeBitmap();
+    if (osPus.empty()) {
+        hwloc_bitmap_copy(wanted.get(), hwloc_topology_get_allowed_cpuset(topology));
+        return wanted;
+    }
+    for (std::uint32_t os : osPus) {
+        if (hwloc_get_pu_obj_by_os_index(topology, os) == nullptr)
+            return UserError{"the node has no PU P#" + std::to_string(os) + " (its PUs: " +
+                             std::to_string(objectCount(topology, HWLOC_OBJ_PU)) + ")"};
+        hwloc_bitmap_set(wanted.get(), os);
+    }
+    return wanted;
+}
+
+// Each package's first core and core count over the whole machine, by the
+// package's logical index.
+std::vector<NodeModelInput::PackageCores> packageCores(hwloc_topology_t topology) {
+    std::vector<NodeModelInput::PackageCores> packages;
+    for (hwloc_obj_t package = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PACKAGE, nullptr);
+         package != nullptr;
+         package = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PACKAGE, package)) {
+        const hwloc_obj_t first =
+            hwloc_get_obj_inside_cpuset_by_type(topology, package->cpuset, HWLOC_OBJ_CORE, 0);
+        const int cores =
+            hwloc_get_nbobjs_inside_cpuset_by_type(topology, package->cpuset, HWLOC_OBJ_CORE);
+        if (packages.size() <= package->logical_index)
+            packages.resize(package->logical_index + 1);
+        if (first != nullptr && cores > 0)
+            packages[package->logical_index] = {first->logical_index,
+                                                static_cast<std::uint32_t>(cores)};
+    }
+    return packages;
+}
+
+// The object of `level` holding `pu`: for NUMA the CPU NUMA domain that
+// holds it, else its hwloc ancestor of that type; null when there is none.
+hwloc_obj_t ancestorAt(hwloc_topology_t topology, hwloc_obj_t pu, HwLevel level,
+                       const std::vector<hwloc_obj_t> &numas) {
+    if (level != HwLevel::Numa)
+        return hwloc_get_ancestor_obj_by_type(topology, typeOf(level), pu);
+    for (const hwloc_obj_t numa : numas) {
+        if (hwloc_bitmap_isset(numa->cpuset, pu->os_index))
+            return numa;
+    }
+    return nullptr;
+}
+
+PuRecord puRecord(hwloc_topology_t topology, hwloc_obj_t pu,
+                  const std::vector<hwloc_obj_t> &numas) {
+    PuRecord record;
+    record.logical = pu->logical_index;
+    record.os = pu->os_index;
+    for (std::size_t level = 0; level < kAncestorLevels; ++level) {
+        const hwloc_obj_t ancestor = ancestorAt(topology, pu, static_cast<HwLevel>(level), numas);
+        if (ancestor != nullptr)
+            record.ancestors[level] = PuRecord::Ancestor{
+                ancestor->logical_index,
+                ancestor->os_index == HWLOC_UNKNOWN_INDEX ? kNoIndex : ancestor->os_index};
+    }
+    if (!record.ancestors[static_cast<std::size_t>(HwLevel::Core)]) {
+        // hwloc found no cores (some platforms): each PU is its own core.
+        record.ancestors[static_cast<std::size_t>(HwLevel::Core)] =
+            PuRecord::Ancestor{pu->logical_index, pu->os_index};
+    }
+    return record;
+}
+
+// The records of the wanted PUs, in logical order.
+std::vector<PuRecord> puRecords(hwloc_topology_t topology, hwloc_const_bitmap_t wanted) {
+    const std::vector<hwloc_obj_t> numas = cpuNumas(topology);
+    std::vector<PuRecord> records;
+    for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PU, nullptr);
+         pu != nullptr; pu = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PU, pu)) {
+        if (hwloc_bitmap_isset(wanted, pu->os_index))
+            records.push_back(puRecord(topology, pu, numas));
+    }
+    return records;
+}
+
+// What the mapper calls an OS device; nothing for those it ignores.
+std::optional<DeviceKind> deviceKind(hwloc_obj_t osdev) {
+    switch (osdev->attr->osdev.type) {
+    case HWLOC_OBJ_OSDEV_GPU:
+    case HWLOC_OBJ_OSDEV_COPROC:
+        return DeviceKind::Gpu;
+    case HWLOC_OBJ_OSDEV_NETWORK:
+    case HWLOC_OBJ_OSDEV_OPENFABRICS:
+        return DeviceKind::Network;
+    default:
+        return std::nullopt;
+    }
+}
+
+// A device for the PCI function holding `osdev`, local to the PUs of its
+// nearest non-I/O ancestor; named by absorb().
+NodeModelInput::Device newDevice(hwloc_topology_t topology, hwloc_obj_t osdev, DeviceKind kind) {
+    NodeModelInput::Device device;
+    device.kind = kind;
+    device.pciId = pciId(osdev->parent);
+    const hwloc_obj_t local = hwloc_get_non_io_ancestor_obj(topology, osdev);
+    if (local == nullptr || local->cpuset == nullptr)
+        return device;
+    for (hwloc_obj_t pu = hwloc_get_next_obj_inside_cpuset_by_type(topology, local->cpuset,
+                                                                   HWLOC_OBJ_PU, nullptr);
+         pu != nullptr;
+         pu = hwloc_get_next_obj_inside_cpuset_by_type(topology, local->cpuset, HWLOC_OBJ_PU, pu))
+        device.localPusLogical.push_back(pu->logical_index);
+    return device;
+}
+
+// One more OS device of the same PCI function: it may give the device its
+// name, its vendor UUID and the GPU kind.
+void absorb(NodeModelInput::Device &device, hwloc_obj_t osdev, DeviceKind kind) {
+    // Name the device by its compute interface (cuda0, rsmi0, ...) when
+    // it has one, else by the first name seen.
+    const bool compute = osdev->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC;
+    if (device.name.empty() ||
+        (compute && device.kind == DeviceKind::Gpu && device.name.rfind("cuda", 0) != 0 &&
+         osdev->name != nullptr && std::strncmp(osdev->name, "cuda", 4) == 0))
+        device.name = osdev->name != nullptr ? osdev->name : "";
+    if (device.uuid.empty())
+        device.uuid = vendorUuid(osdev);
+    if (kind == DeviceKind::Gpu)
+        device.kind = DeviceKind::Gpu;
+}
+
+// GPUs and network devices, one per PCI function (a GPU shows up as several
+// OS devices).
+std::vector<NodeModelInput::Device> devices(hwloc_topology_t topology) {
+    std::vector<NodeModelInput::Device> found;
+    std::map<hwloc_obj_t, std::size_t> byFunction;
+    for (hwloc_obj_t osdev = hwloc_get_next_osdev(topology, nullptr); osdev != nullptr;
+         osdev = hwloc_get_next_osdev(topology, osdev)) {
+        const std::optional<DeviceKind> kind = deviceKind(osdev);
+        if (!kind)
+            continue;
+        auto [it, inserted] = byFunction.try_emplace(osdev->parent, found.size());
+        if (inserted)
+            found.push_back(newDevice(topology, osdev, *kind));
+        absorb(found[it->second], osdev, *kind);
+    }
+    return found;
 }
 
 } // namespace
@@ -195,8 +347,7 @@ std::optional<std::uint32_t> NodeTopology::logicalIndex(HwLevel level, std::uint
 }
 
 std::uint32_t NodeTopology::count(HwLevel level) const {
-    const int n = hwloc_get_nbobjs_by_type(topology_.get(), typeOf(level));
-    return n > 0 ? static_cast<std::uint32_t>(n) : 0;
+    return objectCount(topology_.get(), typeOf(level));
 }
 
 Expected<std::vector<std::uint32_t>>
@@ -217,118 +368,19 @@ NodeTopology::pusOfCores(const std::vector<std::uint32_t> &cores) const {
 Expected<std::shared_ptr<const NodeModel>>
 NodeTopology::nodeModel(const std::vector<std::uint32_t> &osPus) const {
     hwloc_topology_t topology = topology_.get();
-    BitmapPtr wanted = makeBitmap();
-    if (osPus.empty()) {
-        hwloc_bitmap_copy(wanted.get(), hwloc_topology_get_allowed_cpuset(topology));
-    } else {
-        for (std::uint32_t os : osPus) {
-            if (hwloc_get_pu_obj_by_os_index(topology, os) == nullptr)
-                return UserError{"the node has no PU P#" + std::to_string(os) +
-                                 " (its PUs: " + std::to_string(count(HwLevel::Pu)) + ")"};
-            hwloc_bitmap_set(wanted.get(), os);
-        }
-    }
-
-    const std::vector<hwloc_obj_t> numas = cpuNumas(topology);
+    auto wanted = wantedPus(topology, osPus);
+    if (!wanted)
+        return wanted.error();
     NodeModelInput input;
-    input.machinePus = count(HwLevel::Pu);
-    input.machineCores = count(HwLevel::Core);
-    input.machinePackages = count(HwLevel::Package);
-    for (hwloc_obj_t package = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PACKAGE, nullptr);
-         package != nullptr;
-         package = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PACKAGE, package)) {
-        const hwloc_obj_t first =
-            hwloc_get_obj_inside_cpuset_by_type(topology, package->cpuset, HWLOC_OBJ_CORE, 0);
-        const int cores =
-            hwloc_get_nbobjs_inside_cpuset_by_type(topology, package->cpuset, HWLOC_OBJ_CORE);
-        if (input.packageCores.size() <= package->logical_index)
-            input.packageCores.resize(package->logical_index + 1);
-        if (first != nullptr && cores > 0)
-            input.packageCores[package->logical_index] = {first->logical_index,
-                                                          static_cast<std::uint32_t>(cores)};
-    }
-
-    for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PU, nullptr);
-         pu != nullptr; pu = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PU, pu)) {
-        if (!hwloc_bitmap_isset(wanted.get(), pu->os_index))
-            continue;
-        PuRecord record;
-        record.logical = pu->logical_index;
-        record.os = pu->os_index;
-        for (std::size_t level = 0; level < kAncestorLevels; ++level) {
-            hwloc_obj_t ancestor = nullptr;
-            if (static_cast<HwLevel>(level) == HwLevel::Numa) {
-                for (const hwloc_obj_t numa : numas) {
-                    if (hwloc_bitmap_isset(numa->cpuset, pu->os_index)) {
-                        ancestor = numa;
-                        break;
-                    }
-                }
-            } else {
-                ancestor = hwloc_get_ancestor_obj_by_type(topology, kTypes[level], pu);
-            }
-            if (ancestor != nullptr)
-                record.ancestors[level] = PuRecord::Ancestor{
-                    ancestor->logical_index,
-                    ancestor->os_index == HWLOC_UNKNOWN_INDEX ? kNoIndex : ancestor->os_index};
-        }
-        if (!record.ancestors[static_cast<std::size_t>(HwLevel::Core)]) {
-            // hwloc found no cores (some platforms): each PU is its own core.
-            record.ancestors[static_cast<std::size_t>(HwLevel::Core)] =
-                PuRecord::Ancestor{pu->logical_index, pu->os_index};
-        }
-        input.pus.push_back(record);
-    }
+    input.pus = puRecords(topology, wanted->get());
     if (input.pus.empty())
         return UserError{"none of the requested PUs is usable on the node (requested: " +
                          (osPus.empty() ? std::string("all allowed") : formatIdList(osPus)) + ")"};
-
-    // Devices: one per PCI function (a GPU shows up as several OS devices).
-    std::map<hwloc_obj_t, std::size_t> byFunction;
-    for (hwloc_obj_t osdev = hwloc_get_next_osdev(topology, nullptr); osdev != nullptr;
-         osdev = hwloc_get_next_osdev(topology, osdev)) {
-        DeviceKind kind = DeviceKind::Other;
-        switch (osdev->attr->osdev.type) {
-        case HWLOC_OBJ_OSDEV_GPU:
-        case HWLOC_OBJ_OSDEV_COPROC:
-            kind = DeviceKind::Gpu;
-            break;
-        case HWLOC_OBJ_OSDEV_NETWORK:
-        case HWLOC_OBJ_OSDEV_OPENFABRICS:
-            kind = DeviceKind::Network;
-            break;
-        default:
-            continue;
-        }
-        const hwloc_obj_t function = osdev->parent;
-        auto [it, inserted] = byFunction.try_emplace(function, input.devices.size());
-        if (inserted) {
-            NodeModelInput::Device device;
-            device.kind = kind;
-            device.pciId = pciId(function);
-            const hwloc_obj_t local = hwloc_get_non_io_ancestor_obj(topology, osdev);
-            if (local != nullptr && local->cpuset != nullptr) {
-                for (hwloc_obj_t pu = hwloc_get_next_obj_inside_cpuset_by_type(
-                         topology, local->cpuset, HWLOC_OBJ_PU, nullptr);
-                     pu != nullptr; pu = hwloc_get_next_obj_inside_cpuset_by_type(
-                                        topology, local->cpuset, HWLOC_OBJ_PU, pu))
-                    device.localPusLogical.push_back(pu->logical_index);
-            }
-            input.devices.push_back(std::move(device));
-        }
-        NodeModelInput::Device &device = input.devices[it->second];
-        // Name the device by its compute interface (cuda0, rsmi0, ...) when
-        // it has one, else by the first name seen.
-        const bool compute = osdev->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC;
-        if (device.name.empty() ||
-            (compute && device.kind == DeviceKind::Gpu && device.name.rfind("cuda", 0) != 0 &&
-             osdev->name != nullptr && std::strncmp(osdev->name, "cuda", 4) == 0))
-            device.name = osdev->name != nullptr ? osdev->name : "";
-        if (device.uuid.empty())
-            device.uuid = vendorUuid(osdev);
-        if (kind == DeviceKind::Gpu)
-            device.kind = DeviceKind::Gpu;
-    }
+    input.machinePus = count(HwLevel::Pu);
+    input.machineCores = count(HwLevel::Core);
+    input.machinePackages = count(HwLevel::Package);
+    input.packageCores = packageCores(topology);
+    input.devices = devices(topology);
 
     auto model = NodeModel::make(std::move(input));
     if (!model)
