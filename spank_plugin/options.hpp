@@ -5,19 +5,15 @@
 // SLURM_SPANK__SLURM_SPANK_OPTION_stepmap_<name>).
 
 #include "base/expected.hpp"
+#include "option_table.hpp"
 #include "request/plan_request.hpp"
 
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stepmap::plugin {
-
-struct OptionSpec {
-    const char *name; // long option, without "--"
-    const char *arg;  // argument placeholder, nullptr for a flag
-    const char *usage;
-};
 
 // The options, in the order srun --help shows them.
 const std::vector<OptionSpec> &optionSpecs();

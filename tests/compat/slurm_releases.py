@@ -32,7 +32,7 @@ if not releases:
     sys.exit(1)
 
 with open(os.path.join(build, "compile_commands.json")) as f:
-    commands = [c for c in json.load(f) if "stepmap.so.p" in c["output"]]
+    commands = [c for c in json.load(f) if "stepmap.so.p" in c["output"] or "stepmap_core.so.p" in c["output"]]
 if not commands:
     print("FAIL: compile_commands.json lists no source of the plugin (stepmap.so)")
     sys.exit(1)
