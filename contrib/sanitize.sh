@@ -28,6 +28,7 @@ fi
 ninja -C "$build" -j"$(nproc)" >&2
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$repo/contrib/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 # hwloc loads its PCI plugin, and with it libpciaccess, for a live topology
 # and unloads both with the last topology; LSan then reports libpciaccess'
