@@ -1,8 +1,8 @@
 // multiProgApps (spank_plugin/multi_prog.hpp): srun --multi-prog files as
 // application contexts. Every context must hold at least one rank.
 
-#include "fuzz_check.hpp"
 #include "multi_prog.hpp"
+#include "fuzz_check.hpp"
 
 using namespace stepmap;
 

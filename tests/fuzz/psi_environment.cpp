@@ -5,8 +5,8 @@
 //   a line "%%", then the text every file read returns (PSI_HOSTFILE);
 //   without it, reading a file fails.
 
-#include "fuzz_check.hpp"
 #include "psi_environment.hpp"
+#include "fuzz_check.hpp"
 
 using namespace stepmap;
 

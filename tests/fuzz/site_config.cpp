@@ -2,8 +2,8 @@
 // plugstack.conf, which Slurm splits at blanks. A configuration it accepts
 // has absolute paths and timeouts in range.
 
-#include "fuzz_check.hpp"
 #include "site_config.hpp"
+#include "fuzz_check.hpp"
 
 using namespace stepmap;
 

@@ -119,8 +119,7 @@ std::vector<std::uint8_t> challenge() {
 }
 
 // Returns true when this frame opened the channel (the hub's hello).
-bool sealed(End &end, bool isHub, MessageType type, const std::string &payload,
-            std::size_t chunk) {
+bool sealed(End &end, bool isHub, MessageType type, const std::string &payload, std::size_t chunk) {
     const auto frames = end.deliver(end.peer.seal(type, payload), chunk);
     if (!end.clean)
         return false;
@@ -128,10 +127,9 @@ bool sealed(End &end, bool isHub, MessageType type, const std::string &payload,
     if (opening) {
         // A sealed frame cannot open the channel: the peer's sequence
         // number moved, or (hub) only a hello with the peer's nonce opens it.
-        const bool hello = isHub && type == MessageType::Hello &&
-                           payload.size() == 4 + wire::kNonceSize &&
-                           std::all_of(payload.begin() + 4, payload.end(),
-                                       [](char c) { return c == '\0'; });
+        const bool hello =
+            isHub && type == MessageType::Hello && payload.size() == 4 + wire::kNonceSize &&
+            std::all_of(payload.begin() + 4, payload.end(), [](char c) { return c == '\0'; });
         if (!hello) {
             end.clean = false;
             return false;
