@@ -7,3 +7,4 @@ export STEPMAP_PLUGIN=$build/spank_plugin/stepmap.so
 export STEPMAP_SERVER=$build/stepd_server/stepmap-stepd
 export STEPMAP_MPI_HELLO=$build/tests/e2e/mpi_hello
 export STEPMAP_PMIX_CLIENT=$build/tests/e2e/pmix_topo_client
+export STEPMAP_PMIX_FENCE=$build/tests/e2e/pmix_fence
