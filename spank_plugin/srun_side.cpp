@@ -479,6 +479,7 @@ Expected<bool> checkTasksPerNode(const SrunCommandLine &cmd, const LaunchPlan &p
 } // namespace
 
 int SrunSide::init(spank_t) {
+    marks_.started = timeline::nowUsec();
     auto started = std::chrono::steady_clock::now();
     const std::vector<std::string> args = readOwnCommandLine();
     auto cmd = scanSrunCommandLine(args, optionArity());
@@ -829,6 +830,7 @@ int SrunSide::localUserInit(spank_t sp) {
     uint32_t jobId = 0, stepId = 0;
     spank_get_item(sp, S_JOB_ID, &jobId);
     spank_get_item(sp, S_JOB_STEPID, &stepId);
+    marks_.stepCreated = timeline::nowUsec();
     if (!stepMatchesPlan(sp, jobId, stepId))
         return -1;
     logPlanCost();
@@ -869,6 +871,20 @@ void SrunSide::logPlanCost() {
         logVerbose(note);
 }
 
+// srun -v: where the step's time went, srun's marks and every node's.
+void SrunSide::logCriticalPath() {
+    marks_.planMs = planMs_;
+    marks_.allocationMs = allocationMs_;
+    std::vector<std::string> names;
+    names.reserve(plan_.nodes.size());
+    for (const auto &n : plan_.nodes)
+        names.push_back(n.name);
+    std::lock_guard<std::mutex> lock(timelinesMutex_);
+    for (const auto &line :
+         timeline::describeCriticalPath(marks_, timelines_, names, plan_.nodes.size()))
+        logVerbose(line);
+}
+
 // What srun does when the hub reports (on the hub's thread).
 RendezvousHub::Events SrunSide::hubEvents(std::uint32_t jobId, std::uint32_t stepId) {
     RendezvousHub::Events events;
@@ -879,6 +895,10 @@ RendezvousHub::Events SrunSide::hubEvents(std::uint32_t jobId, std::uint32_t ste
         logError("rank " + std::to_string(rank) + " called abort with status " +
                  std::to_string(status) + (msg.empty() ? "" : ": " + msg) + "; ending the step");
         slurm_release::killJobStep(jobId, stepId, SIGKILL);
+    };
+    events.onTimeline = [this](std::uint32_t node, std::vector<timeline::Event> marks) {
+        std::lock_guard<std::mutex> lock(timelinesMutex_);
+        timelines_[node] = std::move(marks);
     };
     events.onRankExit = [this](std::uint32_t, int status) {
         int expected = -1;
@@ -925,12 +945,14 @@ bool SrunSide::startHub(std::uint32_t jobId, std::uint32_t stepId) {
                " at " + address + " (ready in " + cost + " ms)");
     setenv(kHubVariable, address.c_str(), 1);
     setenv(kSecretVariable, secret.c_str(), 1);
+    marks_.hubOpen = timeline::nowUsec();
     return true;
 }
 
 int SrunSide::exit(spank_t) {
     if (!active_)
         return 0;
+    marks_.exiting = timeline::nowUsec();
     hostfileFd_.reset();
     {
         std::lock_guard<std::mutex> lock(endingMutex_);
@@ -940,6 +962,7 @@ int SrunSide::exit(spank_t) {
     if (hub_) {
         hub_->shutdown(0, "srun is done");
         hub_.reset();
+        logCriticalPath();
     }
     int status = abortStatus_.load();
     // As mpirun: the status of the first rank that failed, not srun's

@@ -14,6 +14,7 @@
 #include "request/plan_request.hpp"
 #include "site_config.hpp"
 #include "srun_command_line.hpp"
+#include "timeline/critical_path.hpp"
 #include "unique_fd.hpp"
 
 #include <atomic>
@@ -83,6 +84,12 @@ private:
     // logged with the plan's cost once srun knows its verbosity.
     std::vector<std::string> psiNotes_;
     std::unique_ptr<RendezvousHub> hub_;
+    // srun -v's breakdown of the step's critical path: srun's marks (wall
+    // clock) and each node server's timeline, received as it leaves.
+    timeline::SrunMarks marks_;
+    std::mutex timelinesMutex_;
+    std::map<std::uint32_t, std::vector<timeline::Event>> timelines_;
+    void logCriticalPath();
     // The job stepmap asked Slurm for, when srun had none; ended with srun.
     std::unique_ptr<JobAllocation> job_;
     std::atomic<int> abortStatus_{-1};

@@ -7,6 +7,7 @@
 #include "plugin_log.hpp"
 #include "ready/task_notice.hpp"
 #include "step_directory.hpp"
+#include "timeline/step_timeline.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -174,6 +175,7 @@ os::UniqueFd openServerLog(const SiteConfig &site, const std::string &stepTag,
 } // namespace
 
 int StepdSide::userInit(spank_t sp) {
+    userInitUsec_ = timeline::nowUsec();
     auto planVar = jobVariable(sp, kPlanVariable, kMaxPlanBytes);
     if (planVar && !*planVar)
         return 0; // not a stepmap step
@@ -266,6 +268,8 @@ ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
                    "{fd}",
                    "--watch-pid",
                    std::to_string(stepdPid_),
+                   "--launched-at",
+                   std::to_string(userInitUsec_),
                    "--dmodex-timeout",
                    std::to_string(site_.dmodexTimeoutSec),
                    "--client-auth",

@@ -57,6 +57,7 @@ private:
 
     SiteConfig site_;
     pid_t stepdPid_;
+    std::int64_t userInitUsec_ = 0; // when user_init began (srun -v's breakdown)
     bool active_ = false;
     LaunchPlan plan_;
     std::string tmpdir_;

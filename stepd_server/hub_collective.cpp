@@ -8,7 +8,7 @@ namespace stepmap::server {
 
 namespace {
 
-hub::HubLink::Settings linkSettings(const StepConfig &c) {
+hub::HubLink::Settings linkSettings(const StepConfig &c, timeline::Recorder marks) {
     hub::HubLink::Settings s;
     s.hubHost = c.hubHost;
     s.hubPort = c.hubPort;
@@ -18,14 +18,16 @@ hub::HubLink::Settings linkSettings(const StepConfig &c) {
     s.nodeOfRank.reserve(c.plan.ranks.size());
     for (const auto &r : c.plan.ranks)
         s.nodeOfRank.push_back(r.node);
+    s.timeline = std::move(marks);
     return s;
 }
 
 } // namespace
 
 HubCollective::HubCollective(uv_loop_t *loop, const StepConfig &config, PmixHost &host,
+                             timeline::Recorder marks,
                              std::function<void(const std::string &)> onLost)
-    : host_(host), link_(loop, linkSettings(config), *this, std::move(onLost)) {}
+    : host_(host), link_(loop, linkSettings(config, std::move(marks)), *this, std::move(onLost)) {}
 
 void HubCollective::fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
                           DataReply done) {

@@ -16,8 +16,9 @@ namespace stepmap::server {
 class HubCollective : public StepCollective, private hub::LinkHost {
 public:
     // onLost: the hub went away or the step is ending; the server must stop.
+    // marks: the server's start-up so far (srun -v's breakdown).
     HubCollective(uv_loop_t *loop, const StepConfig &config, PmixHost &host,
-                  std::function<void(const std::string &)> onLost);
+                  timeline::Recorder marks, std::function<void(const std::string &)> onLost);
 
     void connect() { link_.connect(); }
     void leave() { link_.leave(); }

@@ -98,6 +98,8 @@ struct Server {
     ready::TaskNoticeReader noticeReader;
     bool stopping = false;
     int exitCode = 0;
+    // Its way to ready, for srun -v's breakdown (the link adds the rest).
+    timeline::Recorder marks;
 
     Expected<ClientEnvironments> startPmix(const topology::StepTopology &step);
     void joinHub();
@@ -120,7 +122,7 @@ Expected<ClientEnvironments> Server::startPmix(const topology::StepTopology &ste
 }
 
 void Server::joinHub() {
-    link = std::make_unique<HubCollective>(&loop, config, *host,
+    link = std::make_unique<HubCollective>(&loop, config, *host, marks,
                                            [this](const std::string &why) { stop(why, 1); });
     host->setCollective(link.get());
     link->connect();
@@ -220,6 +222,7 @@ int Server::run() {
 } // namespace
 
 int main(int argc, char **argv) {
+    const std::int64_t running = timeline::nowUsec();
     umask(077);
     auto parsed = parseStepConfig(argc, argv);
     if (!parsed) {
@@ -232,6 +235,9 @@ int main(int argc, char **argv) {
     os::OwnedDirectory directory;
     Server s(std::move(parsed.value()));
     StepConfig &c = s.config;
+    if (c.launchedAtUsec)
+        s.marks.record(timeline::Mark::Launched, 0, c.launchedAtUsec);
+    s.marks.record(timeline::Mark::Running, 0, running);
     setLogPrefix("stepmap-stepd[" + c.nspace + " " + c.plan.nodes[c.nodeIndex].name + "]");
     fcntl(s.ready.get(), F_SETFD, FD_CLOEXEC);
 
@@ -254,6 +260,7 @@ int main(int argc, char **argv) {
         reportFailure(s.ready, step.error().message);
         return 1;
     }
+    s.marks.record(timeline::Mark::TopologyLoaded);
     logLine("step CPUs here: " + topology::bitmapListString(step->cpuset.get()));
     if (auto bindings = resolveBindings(c, *step); !bindings) {
         reportFailure(s.ready, bindings.error().message);
@@ -266,11 +273,13 @@ int main(int argc, char **argv) {
         s.host.reset();
         return 1;
     }
+    s.marks.record(timeline::Mark::PmixRegistered);
     if (!ready::writeReport(s.ready.get(), ready::encodeReadyReport(envs.value()))) {
         logLine("the plugin did not take the client environment; leaving");
         s.host.reset();
         return 1;
     }
+    s.marks.record(timeline::Mark::Ready);
     s.joinHub();
     s.watchNotices();
     s.watchSignals();

@@ -22,17 +22,10 @@ using Arguments = std::map<std::string, std::string>;
 // The arguments by name; an unknown or valueless one, or a missing required
 // one, is refused.
 Expected<Arguments> readArguments(int argc, char **argv) {
-    static const char *known[] = {"--nspace",
-                                  "--node-index",
-                                  "--tmpdir",
-                                  "--hub",
-                                  "--ready-fd",
-                                  "--watch-pid",
-                                  "--dmodex-timeout",
-                                  "--step-cores",
-                                  "--topology-xml",
-                                  "--client-auth",
-                                  "--client-mount-namespace"};
+    static const char *known[] = {"--nspace",       "--node-index",     "--tmpdir",
+                                  "--hub",          "--ready-fd",       "--watch-pid",
+                                  "--launched-at",  "--dmodex-timeout", "--step-cores",
+                                  "--topology-xml", "--client-auth",    "--client-mount-namespace"};
     Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -52,13 +45,18 @@ Expected<Arguments> readArguments(int argc, char **argv) {
     return args;
 }
 
-// --watch-pid, --dmodex-timeout, --client-auth, --client-mount-namespace.
+// --watch-pid, --launched-at, --dmodex-timeout, --client-auth, --client-mount-namespace.
 Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
     long long v = 0;
     if (args.count("--watch-pid")) {
         if (!toInt(args["--watch-pid"], 1, 1 << 30, v))
             return UserError{"bad --watch-pid '" + args["--watch-pid"] + "'"};
         c.watchPid = static_cast<int>(v);
+    }
+    if (args.count("--launched-at")) {
+        if (!toInt(args["--launched-at"], 1, 1LL << 62, v))
+            return UserError{"bad --launched-at '" + args["--launched-at"] + "'"};
+        c.launchedAtUsec = v;
     }
     if (args.count("--dmodex-timeout")) {
         if (!toInt(args["--dmodex-timeout"], 1, 86400, v))

@@ -17,9 +17,10 @@ struct StepConfig {
     std::string tmpdir; // private to this server; removed at exit
     std::string hubHost;
     int hubPort = 0;
-    std::string secret; // raw bytes
-    int readyFd = -1;   // receives the clients' environments, then is closed
-    int watchPid = 0;   // slurmstepd: the server leaves when it is gone
+    std::string secret;              // raw bytes
+    int readyFd = -1;                // receives the clients' environments, then is closed
+    int watchPid = 0;                // slurmstepd: the server leaves when it is gone
+    std::int64_t launchedAtUsec = 0; // when slurmstepd began starting it (wall clock), 0 unknown
     int dmodexTimeoutSec = 60;
     std::string clientAuth = "munge"; // PMIx psec: munge or native
     std::string stepCores;            // Slurm's cores of the step here ("0-1"), hwloc logical order
@@ -34,7 +35,8 @@ struct StepConfig {
 std::string clientTmpdir(const StepConfig &c);
 
 // argv: --nspace N --node-index K --tmpdir D --hub HOST:PORT --ready-fd F
-//       --step-cores LIST [--watch-pid P] [--dmodex-timeout S] [--topology-xml FILE]
+//       --step-cores LIST [--watch-pid P] [--launched-at USEC] [--dmodex-timeout S]
+//       [--topology-xml FILE]
 //       [--client-auth munge|native]
 // environment: STEPMAP_PLAN, STEPMAP_SECRET
 Expected<StepConfig> parseStepConfig(int argc, char **argv);

@@ -45,6 +45,20 @@ class SpineTest(cluster.StepTestCase):
         self.assertGreater(served["fences"], 0)
         self.assertEqual(served["asked"], 0)
 
+    def test_verbose_srun_shows_where_the_start_went(self):
+        # srun -v: the step's critical path, srun's part and every node
+        # server's (start, rendezvous, each fence, teardown).
+        r = srun("-v", "-n", "6", "--map-by", "node", MPI_HELLO)
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
+        self.assertIn("4 of 4 node servers reported", r.stderr)
+        self.assertRegex(r.stderr, r"stepmap:   srun: planned in [0-9.]+ \(Slurm granted the job "
+                         r"after [0-9.]+\), step created \+[0-9.]+, rendezvous open \+[0-9.]+")
+        self.assertRegex(r.stderr, r"node server start: slurmstepd starts it \+[0-9.]+ \(slowest "
+                         r"n\d \+[0-9.]+\); to main\(\) [0-9.]+ .*topology [0-9.]+ .*ready \+")
+        # Open MPI 4.1: the modex, the end of MPI_Init, MPI_Finalize.
+        self.assertRegex(r.stderr, r"fence 3: last node in \+[0-9.]+ \(n\d\), then done in")
+        self.assertIn("teardown: from the last fence to the server's stop", r.stderr)
+
     def test_direct_modex_without_fence_data(self):
         # Async modex: no data in fences; peers' data fetched on demand from
         # the node that owns the rank.

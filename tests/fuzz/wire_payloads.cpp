@@ -1,10 +1,12 @@
-// The payload decoders (stepd_server/protocol/wire/payloads.hpp) and the step
+// The payload decoders (stepd_server/protocol/wire/payloads.hpp), a node
+// server's timeline (timeline/step_timeline.hpp) and the step
 // secret's (secret.hpp). The first byte picks the decoder, the rest is the
 // payload. The decoders are strict, so a payload that decodes must be
 // exactly what encode() writes for the value (for the secret: its hex
 // digits, in any case).
 
 #include "fuzz_check.hpp"
+#include "timeline/step_timeline.hpp"
 #include "wire/payloads.hpp"
 #include "wire/secret.hpp"
 
@@ -40,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     if (size == 0)
         return 0;
     const std::string payload(fuzz::asText(data + 1, size - 1));
-    switch (data[0] % 7) {
+    switch (data[0] % 8) {
     case 0:
         roundTrip(wire::decodeFence(payload), payload);
         break;
@@ -58,6 +60,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         break;
     case 5:
         roundTrip(wire::decodeShutdown(payload), payload);
+        break;
+    case 6:
+        if (auto events = timeline::decodeEvents(payload))
+            fuzz::check(timeline::encodeEvents(*events) == payload,
+                        "timeline changed in decode/encode");
         break;
     default:
         secretRoundTrip(payload);

@@ -9,7 +9,7 @@ using wire::MessageType;
 HubLink::HubLink(uv_loop_t *loop, Settings settings, LinkHost &host,
                  std::function<void(const std::string &)> onLost)
     : loop_(loop), settings_(std::move(settings)), host_(host), statuses_(host.statuses()),
-      onLost_(std::move(onLost)) {}
+      onLost_(std::move(onLost)), timeline_(settings_.timeline) {}
 
 HubLink::~HubLink() {
     onLost_ = nullptr;
@@ -61,8 +61,12 @@ void HubLink::leave() {
     if (!conn_)
         return;
     onLost_ = nullptr;
-    if (ready_)
+    timeline_.record(timeline::Mark::Leaving);
+    if (ready_) {
+        // srun -v's breakdown of the step (timeline/critical_path.hpp).
+        conn_->send(MessageType::Timeline, timeline::encodeEvents(timeline_.events()));
         conn_->send(MessageType::Shutdown, wire::encode(wire::ShutdownMsg{0, "done"}));
+    }
     conn_->closeAfterFlush("leaving");
 }
 
@@ -119,6 +123,8 @@ void HubLink::onWelcome() {
     // Only now is this server in the step: until then the hub may drop the
     // connection (it makes room when flooded) and we retry.
     ready_ = true;
+    if (!everJoined_)
+        timeline_.record(timeline::Mark::Joined);
     everJoined_ = true;
     host_.log("joined srun's rendezvous");
     for (auto &[type, payload] : queued_)
@@ -166,7 +172,13 @@ bool HubLink::onDmodexRequest(const wire::Frame &f) {
 }
 
 void HubLink::fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
-                    DataReply done) {
+                    DataReply reply) {
+    const std::uint32_t seq = fencesStarted_++;
+    timeline_.record(timeline::Mark::FenceEntered, seq);
+    DataReply done = [this, seq, reply = std::move(reply)](int status, std::string bytes) {
+        timeline_.record(timeline::Mark::FenceDone, seq);
+        reply(status, std::move(bytes));
+    };
     // Every participant sees the same sequence of fences over the same node
     // set, so (set, count) names a fence identically on all of them.
     std::string key;

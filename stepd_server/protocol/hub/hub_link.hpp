@@ -7,6 +7,7 @@
 // what it needs of its node server (this node's data of a rank, the
 // library's status codes and their text, the log) comes through LinkHost.
 
+#include "timeline/step_timeline.hpp"
 #include "uv/frame_connection.hpp"
 #include "uv/uv_handle.hpp"
 
@@ -55,6 +56,9 @@ public:
         // The plan's node index of every rank: a request for a rank of
         // another node is refused.
         std::vector<std::uint32_t> nodeOfRank;
+        // The server's marks so far; the link adds its own (joined, fences,
+        // leaving) and sends them all to the hub as it leaves.
+        timeline::Recorder timeline;
     };
 
     // onLost: the hub went away or the step is ending; the server must stop.
@@ -117,6 +121,8 @@ private:
     std::map<std::uint64_t, PendingModex> modex_;
     // For the per-step log at exit.
     unsigned fencesDone_ = 0, modexAsked_ = 0, modexServed_ = 0;
+    std::uint32_t fencesStarted_ = 0;
+    timeline::Recorder timeline_;
 };
 
 } // namespace stepmap::hub

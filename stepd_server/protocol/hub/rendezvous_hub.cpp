@@ -1,5 +1,6 @@
 #include "rendezvous_hub.hpp"
 
+#include "timeline/step_timeline.hpp"
 #include "unique_fd.hpp"
 #include "uv/frame_connection.hpp"
 #include "uv/uv_handle.hpp"
@@ -259,6 +260,16 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
     case MessageType::RankExit:
         onRankExit(node, c, f);
         return;
+    case MessageType::Timeline: {
+        auto marks = timeline::decodeEvents(f.payload);
+        if (!marks) {
+            c.close("malformed timeline");
+            return;
+        }
+        if (events.onTimeline)
+            events.onTimeline(node, std::move(*marks));
+        return;
+    }
     case MessageType::Shutdown:
         // The server leaves normally (its tasks are done).
         servers.erase(node);

@@ -6,6 +6,8 @@
 // hub then completes fences across nodes, routes direct-modex requests to
 // the node that owns the rank, and reports aborts and lost servers.
 
+#include "timeline/step_timeline.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,6 +26,8 @@ public:
         std::function<void(std::uint32_t rank, int status)> onRankExit;
         // A node server vanished or misbehaved: the step cannot go on. Hub thread.
         std::function<void(const std::string &why)> onFailure;
+        // A server's marks as it leaves (srun -v's breakdown). Hub thread.
+        std::function<void(std::uint32_t node, std::vector<timeline::Event> events)> onTimeline;
     };
 
     struct Settings {

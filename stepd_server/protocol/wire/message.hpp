@@ -17,6 +17,7 @@ enum class MessageType : std::uint8_t {
     Shutdown = 8,       // hub -> server: the step is ending, status
     Welcome = 9,        // hub -> server: the Hello was accepted (empty)
     RankExit = 10,      // server -> hub: a rank of its node failed: rank, exit status (AbortMsg)
+    Timeline = 11,      // server -> hub, as it leaves: its marks (timeline/step_timeline.hpp)
 };
 
 constexpr std::size_t kNonceSize = 16;

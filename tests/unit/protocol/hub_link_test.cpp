@@ -70,6 +70,10 @@ protected:
             std::lock_guard lock(mutex_);
             hubSaw_.push_back("exit " + std::to_string(rank) + " " + std::to_string(status));
         };
+        events.onTimeline = [this](std::uint32_t node, std::vector<timeline::Event> marks) {
+            std::lock_guard lock(mutex_);
+            timelines_[node] = std::move(marks);
+        };
         hub::RendezvousHub::Settings s;
         s.host = "127.0.0.1";
         std::string error;
@@ -138,6 +142,7 @@ protected:
     std::map<std::uint32_t, std::string> lost_;
     std::mutex mutex_;
     std::vector<std::string> hubSaw_;
+    std::map<std::uint32_t, std::vector<timeline::Event>> timelines_;
 };
 
 } // namespace
@@ -224,6 +229,40 @@ TEST_F(HubLinkTest, LeavingNeedsNoStopFromTheServer) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     EXPECT_TRUE(lost_.empty());
+}
+
+// srun -v's breakdown: a leaving server hands the hub its marks, the
+// server's own first, then the link's (joined, each fence, leaving), in order.
+TEST_F(HubLinkTest, ALeavingServerTellsSrunWhereItsTimeWent) {
+    FakeHost h0, h1;
+    auto s0 = settings(0, hub_->port());
+    s0.timeline.record(timeline::Mark::Running, 0, 1000);
+    s0.timeline.record(timeline::Mark::Ready, 0, 2000);
+    hub::HubLink a(&loop_, s0, h0, [](const std::string &) {});
+    auto &b = link(1, h1);
+    a.connect();
+    b.connect();
+    ASSERT_TRUE(runUntil([&] { return h0.logged("joined srun's rendezvous"); }));
+    Outcome fa, fb;
+    a.fence({0, 1}, false, "", fa.reply());
+    b.fence({0, 1}, false, "", fb.reply());
+    ASSERT_TRUE(runUntil([&] { return fa.status && fb.status; }));
+    a.leave();
+    ASSERT_TRUE(runUntil([&] {
+        std::lock_guard lock(mutex_);
+        return timelines_.count(0) == 1;
+    }));
+    std::lock_guard lock(mutex_);
+    std::vector<timeline::Mark> marks;
+    for (const auto &e : timelines_[0])
+        marks.push_back(e.mark);
+    using M = timeline::Mark;
+    EXPECT_EQ(marks, (std::vector<M>{M::Running, M::Ready, M::Joined, M::FenceEntered, M::FenceDone,
+                                     M::Leaving}));
+    EXPECT_EQ(timelines_[0][0].usec, 1000);
+    for (std::size_t i = 3; i < marks.size(); ++i)
+        EXPECT_LE(timelines_[0][i - 1].usec, timelines_[0][i].usec);
+    EXPECT_EQ(timelines_.count(1), 0u); // node 1 has not left
 }
 
 TEST_F(HubLinkTest, NoHubFailsWhatWaitsAndStopsTheServer) {

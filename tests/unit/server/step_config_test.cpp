@@ -128,6 +128,16 @@ TEST_F(StepConfigTest, ReadsEveryOptionalField) {
     EXPECT_EQ(same->clientAuth, "munge");
 }
 
+// When slurmstepd began starting the server (srun -v's breakdown).
+TEST_F(StepConfigTest, ReadsWhenSlurmstepdLaunchedTheServer) {
+    auto unknown = parse(arguments());
+    ASSERT_TRUE(unknown) << unknown.error().message;
+    EXPECT_EQ(unknown->launchedAtUsec, 0);
+    auto c = parse(arguments({"--launched-at", "1700000000123456"}));
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->launchedAtUsec, 1700000000123456);
+}
+
 TEST_F(StepConfigTest, TheLastOfARepeatedArgumentWins) {
     auto c = parse(arguments({"--nspace", "stepmap.8.1"}));
     ASSERT_TRUE(c) << c.error().message;
@@ -160,6 +170,9 @@ TEST_F(StepConfigTest, ValuesOutsideTheirBoundsOrSetsAreRefused) {
         {{"--ready-fd", "3x"}, "bad --ready-fd '3x'"},
         {{"--watch-pid", "0"}, "bad --watch-pid '0'"},
         {{"--watch-pid", "1073741825"}, "bad --watch-pid '1073741825'"},
+        {{"--launched-at", "0"}, "bad --launched-at '0'"},
+        {{"--launched-at", "-5"}, "bad --launched-at '-5'"},
+        {{"--launched-at", "4611686018427387905"}, "bad --launched-at '4611686018427387905'"},
         {{"--dmodex-timeout", "0"}, "bad --dmodex-timeout '0'"},
         {{"--dmodex-timeout", "86401"}, "bad --dmodex-timeout '86401'"},
         {{"--client-auth", "none"}, "bad --client-auth 'none' (munge or native)"},

@@ -1,0 +1,80 @@
+// srun -v's breakdown of a step (timeline/critical_path.hpp): the lines a
+// user reads to see where the start-up went, per phase the median over the
+// nodes and the slowest node.
+
+#include "timeline/critical_path.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace stepmap::timeline;
+
+namespace {
+
+constexpr std::int64_t kStart = 1'700'000'000'000'000; // srun started
+
+// A node's timeline, its marks in ms after srun started.
+std::vector<Event> node(double launched, double running, double topology, double pmix, double ready,
+                        double joined, double fenceIn, double fenceDone, double leaving) {
+    auto at = [](double ms) { return kStart + static_cast<std::int64_t>(ms * 1000); };
+    return {{Mark::Launched, 0, at(launched)},
+            {Mark::Running, 0, at(running)},
+            {Mark::TopologyLoaded, 0, at(topology)},
+            {Mark::PmixRegistered, 0, at(pmix)},
+            {Mark::Ready, 0, at(ready)},
+            {Mark::Joined, 0, at(joined)},
+            {Mark::FenceEntered, 0, at(fenceIn)},
+            {Mark::FenceDone, 0, at(fenceDone)},
+            {Mark::Leaving, 0, at(leaving)}};
+}
+
+SrunMarks srun() {
+    SrunMarks s;
+    s.started = kStart;
+    s.planMs = 1.25;
+    s.allocationMs = 12;
+    s.stepCreated = kStart + 40'000;
+    s.hubOpen = kStart + 42'500;
+    s.exiting = kStart + 900'000;
+    return s;
+}
+
+} // namespace
+
+TEST(CriticalPath, EachPhaseShowsTheMedianAndTheSlowestNode) {
+    std::map<std::uint32_t, std::vector<Event>> nodes;
+    nodes[0] = node(200, 210, 230, 250, 251, 255, 500, 501, 700);
+    nodes[1] = node(210, 230, 270, 300, 302, 310, 520, 521, 720);
+    nodes[2] = node(205, 215, 240, 262, 263, 270, 510, 521.5, 710);
+    auto lines = describeCriticalPath(srun(), nodes, {"n1", "n2", "n3"}, 3);
+    std::vector<std::string> expected = {
+        "critical path in ms after srun's start (per node: the median, then the slowest node; "
+        "3 of 3 node servers reported):",
+        "  srun: planned in 1.2 (Slurm granted the job after 12.0), step created +40.0, "
+        "rendezvous open +42.5",
+        "  node server start: slurmstepd starts it +205.0 (slowest n2 +210.0); to main() 10.0 "
+        "(slowest n2 20.0), topology 25.0 (slowest n2 40.0), PMIx and namespace 22.0 (slowest "
+        "n2 30.0), report to slurmstepd 1.0 (slowest n2 2.0); ready +263.0 (slowest n2 +302.0)",
+        "  rendezvous: joined 7.0 (slowest n2 8.0) after ready",
+        "  ranks: from ready to their first fence 247.0 (slowest n1 249.0)",
+        "  fence 1: last node in +520.0 (n2), then done in 1.0 (slowest n3 1.5)",
+        "  teardown: from the last fence to the server's stop 199.0 (slowest n2 199.0); servers "
+        "stop +710.0 (slowest n2 +720.0)",
+        "  srun's exit hook +900.0"};
+    EXPECT_EQ(lines, expected);
+}
+
+TEST(CriticalPath, NodesThatDidNotReportAreCountedAndLeftOut) {
+    std::map<std::uint32_t, std::vector<Event>> nodes;
+    nodes[1] = node(200, 210, 230, 250, 251, 255, 500, 501, 700);
+    auto lines = describeCriticalPath(srun(), nodes, {"n1", "n2"}, 2);
+    ASSERT_GE(lines.size(), 3u);
+    EXPECT_NE(lines[0].find("1 of 2 node servers reported"), std::string::npos);
+    EXPECT_EQ(lines[4], "  ranks: from ready to their first fence 249.0 (n2)");
+}
+
+TEST(CriticalPath, WithoutAnyServerOnlySrunsPartIsShown) {
+    auto lines = describeCriticalPath(srun(), {}, {"n1"}, 1);
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_NE(lines[0].find("0 of 1 node servers reported"), std::string::npos);
+    EXPECT_EQ(lines[2], "  srun's exit hook +900.0");
+}
