@@ -10,6 +10,7 @@
 #include "srun_side.hpp"
 #include "stepd_side.hpp"
 
+#include <iterator>
 #include <memory>
 #include <type_traits>
 
@@ -95,6 +96,8 @@ int hook(int which, spank_t sp) {
         return srun ? srun->localUserInit(sp) : 0;
     case kHookUserInit:
         return stepd ? stepd->userInit(sp) : 0;
+    case kHookTaskPostFork:
+        return stepd ? stepd->taskPostFork(sp) : 0;
     case kHookTaskInit:
         return stepd ? stepd->taskInit(sp) : 0;
     case kHookTaskExit:
@@ -107,8 +110,10 @@ int hook(int which, spank_t sp) {
 }
 
 const char *hookName(int which) {
-    static const char *const names[] = {"init_post_opt", "local_user_init", "user_init",
-                                        "task_init",     "task_exit",       "exit"};
+    static const char *const names[] = {
+        "init_post_opt", "local_user_init", "user_init", "task_post_fork",
+        "task_init",     "task_exit",       "exit"};
+    static_assert(std::size(names) == kHookExit + 1);
     return which >= 0 && which <= kHookExit ? names[which] : "hook";
 }
 

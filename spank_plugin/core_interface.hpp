@@ -19,6 +19,7 @@ enum CoreHook : int {
     kHookInitPostOpt,
     kHookLocalUserInit,
     kHookUserInit,
+    kHookTaskPostFork,
     kHookTaskInit,
     kHookTaskExit,
     kHookExit,

@@ -212,7 +212,7 @@ void ServerProcess::stop(int waitMs) {
     pidfd_.reset();
 }
 
-Expected<RunningServer> launchServer(ServerLaunch launch) {
+Expected<StartingServer> spawnServer(ServerLaunch launch) {
     auto ready = socketPair(SOCK_STREAM);
     if (!ready)
         return ready.error();
@@ -239,26 +239,37 @@ Expected<RunningServer> launchServer(ServerLaunch launch) {
     auto process = receiveServer(controlOurs.get());
     if (!process)
         return process.error();
-    RunningServer out;
-    out.process = std::move(process.value());
+    return StartingServer{std::move(process.value()), std::move(readyOurs), launch.timeoutSec,
+                          std::move(launch.localRanks)};
+}
 
+Expected<RunningServer> awaitServer(StartingServer starting) {
+    RunningServer out;
+    out.process = std::move(starting.process);
     auto fail = [&](const std::string &why) -> Expected<RunningServer> {
         out.process.stop(200);
         return UserError{why};
     };
-    auto text = ready::readReport(readyOurs.get(), launch.timeoutSec,
-                                  ready::maxReadyReportBytes(launch.localRanks.size()));
+    auto text = ready::readReport(starting.ready.get(), starting.timeoutSec,
+                                  ready::maxReadyReportBytes(starting.localRanks.size()));
     if (!text)
         return fail(text.error().message);
     if (text->empty())
         return fail("the server exited before it was ready (see the node's log; exit codes "
                     "120-127 mean it could not drop privileges, set up or be executed)");
-    auto envs = ready::decodeReadyReport(*text, launch.localRanks);
+    auto envs = ready::decodeReadyReport(*text, starting.localRanks);
     if (!envs)
         return fail(envs.error().message);
     out.clientEnv = std::move(envs.value());
-    out.notices = std::move(readyOurs);
+    out.notices = std::move(starting.ready);
     return out;
+}
+
+Expected<RunningServer> launchServer(ServerLaunch launch) {
+    auto starting = spawnServer(std::move(launch));
+    if (!starting)
+        return starting.error();
+    return awaitServer(std::move(starting.value()));
 }
 
 bool runAsUser(uid_t uid, gid_t gid, const std::function<bool()> &work, int timeoutMs) {

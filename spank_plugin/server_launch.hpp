@@ -68,6 +68,21 @@ struct RunningServer {
     os::UniqueFd notices;
 };
 
+// A server forked and on its way, its report not read yet: slurmstepd
+// forks the tasks meanwhile (stepd_side.hpp).
+struct StartingServer {
+    ServerProcess process;
+    os::UniqueFd ready; // the plugin's end of the ready socket
+    int timeoutSec = 30;
+    std::vector<std::uint32_t> localRanks;
+};
+
+// Forks the server (as launchServer) without waiting for its report.
+Expected<StartingServer> spawnServer(ServerLaunch launch);
+// Reads the report of a spawned server: its clients' environments, or the
+// reason it failed (it is then stopped).
+Expected<RunningServer> awaitServer(StartingServer starting);
+// Both: starts the server and waits until it is ready.
 Expected<RunningServer> launchServer(ServerLaunch launch);
 
 // Runs work in a child process that fully dropped to uid/gid first, so it

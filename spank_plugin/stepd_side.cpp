@@ -5,12 +5,14 @@
 #include "plan/step_bindings.hpp"
 
 #include "plugin_log.hpp"
+#include "ready/ready_socket.hpp"
 #include "ready/task_notice.hpp"
 #include "step_directory.hpp"
 #include "timeline/step_timeline.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -207,6 +209,7 @@ int StepdSide::userInit(spank_t sp) {
         logError(hub.error().message);
         return -1;
     }
+    localRanks_ = local->ranks;
     return startServer(facts, *local->node, std::move(local->ranks), **planVar, *hub, sp);
 }
 
@@ -228,25 +231,99 @@ int StepdSide::startServer(const StepFacts &facts, std::uint32_t node,
     ServerLaunch launch = serverLaunch(facts, node, planText, hub, sp);
     launch.localRanks = std::move(localRanks);
     launch.logFd = openServerLog(site_, stepTag, nodeName);
-    auto running = launchServer(std::move(launch));
-    if (!running) {
-        logError("the PMIx server for step " + stepTag + " on " + plan_.nodes[node].name +
-                 " did not start: " + running.error().message);
+    const std::string where = "step " + stepTag + " on " + plan_.nodes[node].name;
+    if (getpid() != stepdPid_) {
+        // contain_spank: descriptors opened here are this clone's alone (see
+        // the header), so wait here; the tasks see the environments in memory.
+        if (!takeRunningServer(launchServer(std::move(launch)), where))
+            return -1;
+        logDebug("user_init runs contained (contain_spank): the server stops with the step");
+        server_.forget();
+        serverNotices_.reset();
+        return 0;
+    }
+    envFd_.reset(memfd_create("stepmap-client-env", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    auto spawned = envFd_ ? spawnServer(std::move(launch))
+                          : Expected<StartingServer>(
+                                UserError{std::string("memfd_create: ") + std::strerror(errno)});
+    if (!spawned) {
+        logError("the PMIx server for " + where + " did not start: " + spawned.error().message);
         removeServerDirectory();
         return -1;
+    }
+    starting_ = std::move(spawned.value());
+    startingWhere_ = where;
+    return 0;
+}
+
+bool StepdSide::takeRunningServer(Expected<RunningServer> running, const std::string &where) {
+    if (!running) {
+        logError("the PMIx server for " + where + " did not start: " + running.error().message);
+        removeServerDirectory();
+        return false;
     }
     server_ = std::move(running.value().process);
     clientEnv_ = std::move(running.value().clientEnv);
     serverNotices_ = std::move(running.value().notices);
-    logDebug("server " + std::to_string(server_.pid()) + " serves step " + stepTag + " on " +
-             plan_.nodes[node].name);
-    if (getpid() != stepdPid_) {
-        // contain_spank: these descriptors are this clone's alone (see the header).
-        logDebug("user_init runs contained (contain_spank): the server stops with the step");
-        server_.forget();
-        serverNotices_.reset();
+    logDebug("server " + std::to_string(server_.pid()) + " serves " + where);
+    return true;
+}
+
+// slurmstepd, after each task's fork; the tasks wait before exec until the
+// last call returns. The server started meanwhile: its report is awaited
+// here, once, and its environments written where every task can read them.
+int StepdSide::taskPostFork(spank_t) {
+    if (!starting_ || ++postForks_ < localTasks_)
+        return 0;
+    StartingServer starting = std::move(*starting_);
+    starting_.reset();
+    if (!takeRunningServer(awaitServer(std::move(starting)), startingWhere_))
+        return -1;
+    std::map<std::uint32_t, std::vector<std::string>> lines;
+    for (const auto &[rank, vars] : clientEnv_)
+        for (const auto &[key, value] : vars)
+            lines[rank].push_back(key + "=" + value);
+    const std::string report = ready::encodeReadyReport(lines);
+    // Sealed: a task (the user's) cannot change what its siblings read.
+    if (!ready::writeReport(envFd_.get(), report) ||
+        fcntl(envFd_.get(), F_ADD_SEALS,
+              F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+        logError("cannot hand the tasks their PMIx environment: " +
+                 std::string(std::strerror(errno)));
+        return -1;
     }
     return 0;
+}
+
+// In a task, before exec: this rank's environment from the memfd the last
+// task_post_fork wrote (none when user_init waited for the server itself).
+Expected<std::optional<ready::ClientEnvironment>>
+StepdSide::inheritedEnvironment(std::uint32_t rank) const {
+    if (!envFd_)
+        return std::optional<ready::ClientEnvironment>();
+    const std::size_t cap = ready::maxReadyReportBytes(localRanks_.size());
+    std::string text(cap + 1, '\0');
+    std::size_t have = 0;
+    while (have < text.size()) {
+        ssize_t n =
+            pread(envFd_.get(), text.data() + have, text.size() - have, static_cast<off_t>(have));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        have += static_cast<std::size_t>(n);
+    }
+    if (have == 0 || have > cap)
+        return UserError{"the PMIx environment of rank " + std::to_string(rank) +
+                         " was not handed over (" + std::to_string(have) + " bytes)"};
+    text.resize(have);
+    auto envs = ready::decodeReadyReport(text, localRanks_);
+    if (!envs)
+        return envs.error();
+    auto it = envs->find(rank);
+    if (it == envs->end())
+        return UserError{"no PMIx environment for rank " + std::to_string(rank)};
+    return std::optional<ready::ClientEnvironment>(std::move(it->second));
 }
 
 ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
@@ -299,12 +376,21 @@ int StepdSide::taskInit(spank_t sp) {
     uint32_t global = 0;
     if (spank_get_item(sp, S_TASK_GLOBAL_ID, &global) != ESPANK_SUCCESS)
         return -1;
-    auto it = clientEnv_.find(global);
-    if (it == clientEnv_.end()) {
-        logError("no PMIx environment for rank " + std::to_string(global));
+    auto inherited = inheritedEnvironment(global);
+    if (!inherited) {
+        logError(inherited.error().message);
         return -1;
     }
-    for (auto &[key, value] : it->second)
+    const ready::ClientEnvironment *vars = inherited->has_value() ? &**inherited : nullptr;
+    if (!vars) {
+        auto it = clientEnv_.find(global);
+        if (it == clientEnv_.end()) {
+            logError("no PMIx environment for rank " + std::to_string(global));
+            return -1;
+        }
+        vars = &it->second;
+    }
+    for (auto &[key, value] : *vars)
         if (spank_setenv(sp, key.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
             return -1;
     // The plan's binding within the CPUs this task may use (the step's
@@ -371,6 +457,8 @@ int StepdSide::taskExit(spank_t sp) {
 int StepdSide::exit(spank_t) {
     if (!active_)
         return 0;
+    if (starting_) // the tasks never got that far
+        starting_->process.stop(200);
     server_.stop(200);
     removeServerDirectory();
     return 0;

@@ -14,6 +14,13 @@
 // user_init keeps no descriptor for later hooks: Slurm's end-of-step kill of
 // the step's processes stops the server, and a failing task's status is not
 // forwarded (srun reports Slurm's own).
+//
+// Otherwise the server starts while slurmstepd forks the tasks: user_init
+// only forks it; the last task_post_fork (the tasks are forked, held
+// before exec until it returns) waits for its report and leaves the
+// clients' environments in a sealed memfd every task inherited; each task
+// takes its own in task_init. A contained user_init waits for the report
+// itself, as the tasks then see its memory.
 
 #include "plan/launch_plan.hpp"
 #include "server_launch.hpp"
@@ -22,6 +29,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +45,7 @@ public:
     explicit StepdSide(SiteConfig site) : site_(std::move(site)), stepdPid_(getpid()) {}
 
     int userInit(spank_t sp);
+    int taskPostFork(spank_t sp);
     int taskInit(spank_t sp);
     int taskExit(spank_t sp);
     int exit(spank_t sp);
@@ -54,10 +63,21 @@ private:
                               const std::string &planText, const HubAccess &hub, spank_t sp) const;
     // Removes the server's directory with the job user's rights only.
     void removeServerDirectory();
+    // The server is ready: its handles kept, its clients' environments
+    // known (and, when started ahead of the tasks, left in envFd_).
+    bool takeRunningServer(Expected<RunningServer> running, const std::string &where);
+    Expected<std::optional<ready::ClientEnvironment>>
+    inheritedEnvironment(std::uint32_t rank) const;
 
     SiteConfig site_;
     pid_t stepdPid_;
     std::int64_t userInitUsec_ = 0; // when user_init began (srun -v's breakdown)
+    // Started ahead of the tasks, until the last task_post_fork.
+    std::optional<StartingServer> starting_;
+    std::string startingWhere_; // "step J.S on NODE", for its messages
+    os::UniqueFd envFd_;        // the clients' environments for the tasks (memfd)
+    std::vector<std::uint32_t> localRanks_;
+    std::uint32_t postForks_ = 0;
     bool active_ = false;
     LaunchPlan plan_;
     std::string tmpdir_;

@@ -222,6 +222,11 @@ __attribute__((visibility("default"))) int slurm_spank_user_init(spank_t sp, int
     return forward(kHookUserInit, sp, ac, av);
 }
 
+__attribute__((visibility("default"))) int slurm_spank_task_post_fork(spank_t sp, int ac,
+                                                                      char **av) {
+    return forward(kHookTaskPostFork, sp, ac, av);
+}
+
 __attribute__((visibility("default"))) int slurm_spank_task_init(spank_t sp, int ac, char **av) {
     return forward(kHookTaskInit, sp, ac, av);
 }

@@ -3,6 +3,7 @@ should and nothing of stepmap is left behind on any node."""
 
 import glob
 import os
+import re
 import signal
 import subprocess
 import unittest
@@ -60,6 +61,40 @@ class FaultTest(unittest.TestCase):
             self.fail("the step went on without one of its servers")
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("lost the stepmap server", err)
+
+    def test_server_that_cannot_start_fails_the_step_before_any_task(self):
+        # The server starts while slurmstepd forks the tasks; one that fails
+        # (here: reports an error, or dies without a word) stops them before
+        # exec, and srun says why.
+        failing = {
+            "reports": "while [ $# -gt 0 ]; do [ \"$1\" = --ready-fd ] && fd=$2; shift; done\n"
+                       "eval \"echo 'ERROR no PMIx for you (test)' >&$fd\"\n",
+            "dies": "exit 3\n",
+        }
+        conf = os.path.join(cluster.cluster_env()["STEPMAP_CLUSTER_DIR"], "etc/plugstack.conf")
+        with open(conf) as f:
+            original = f.read()
+        for how, body in failing.items():
+            script = cluster.write_user_file("#!/bin/sh\n" + body)
+            os.chmod(script, 0o755)
+            try:
+                with open(conf, "w") as f:
+                    f.write(re.sub(r"server=\S+", "server=" + script, original))
+                r = cluster.srun("-n", "4", "--map-by", "node", "echo", "task ran")
+            finally:
+                with open(conf, "w") as f:
+                    f.write(original)
+                os.unlink(script)
+            # srun's exit status is Slurm's: 22.05 exits 0 when every task
+            # failed to launch, later releases 1.
+            self.assertNotIn("task ran", r.stdout, how)
+            self.assertIn("launch failed", r.stderr, how)
+            self.assertRegex(r.stderr, r"stepmap: the PMIx server for step \d+\.0 on n\d did not "
+                             r"start: ", how)
+            if how == "reports":
+                self.assertIn("no PMIx for you (test)", r.stderr)
+            else:
+                self.assertIn("the server exited before it was ready", r.stderr)
 
     def test_killed_srun_leaves_nothing(self):
         proc = self.start_background_step("-n", "4", "--map-by", "node", "sleep", "60")

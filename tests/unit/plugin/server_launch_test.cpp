@@ -11,6 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <map>
 
 using namespace stepmap;
@@ -76,6 +79,32 @@ TEST(ServerLaunch, AServerThatSaysNothingFails) {
     EXPECT_EQ(running.error().message,
               "the server exited before it was ready (see the node's log; exit codes 120-127 mean "
               "it could not drop privileges, set up or be executed)");
+}
+
+// slurmstepd forks the tasks while the server starts: spawning does not wait
+// for the report, which is read later. Here the server reports only once a
+// file appears, made after spawnServer returned.
+TEST(ServerLaunch, SpawningDoesNotWaitForTheReport) {
+    if (getuid() != 0)
+        GTEST_SKIP() << "the drop to the job's user needs root";
+    char dir[] = "/tmp/stepmap-spawn-XXXXXX";
+    ASSERT_TRUE(mkdtemp(dir));
+    chmod(dir, 0755);
+    const std::string go = std::string(dir) + "/go";
+    auto starting = spawnServer(shellServer("while [ ! -e " + go +
+                                            " ]; do sleep 0.01; done; "
+                                            "printf 'READY\\nRANK 0\\nENV PMIX_RANK=0\\nEND\\n' "
+                                            ">&\"$1\"; exec sleep 30"));
+    ASSERT_TRUE(starting) << starting.error().message;
+    EXPECT_TRUE(starting->process);
+    std::fclose(std::fopen(go.c_str(), "w"));
+    auto running = awaitServer(std::move(starting.value()));
+    unlink(go.c_str());
+    rmdir(dir);
+    ASSERT_TRUE(running) << running.error().message;
+    const std::map<std::uint32_t, ready::ClientEnvironment> expected{{0, {{"PMIX_RANK", "0"}}}};
+    EXPECT_EQ(running->clientEnv, expected);
+    running->process.stop(2000);
 }
 
 // What the server says (or does not) and the plugin's error for it.
