@@ -4,12 +4,13 @@
 // serving node 0, then a middle node. Each case runs the real server in a
 // fresh process (so peaks do not mix) the way the plugin starts it: the plan
 // in STEPMAP_PLAN, a ready socket, a private directory, a hub to join (this
-// program listens and only accepts). Printed per case: seconds to the ready
-// report, seconds until it connected to the hub, its peak resident memory
-// (VmHWM, read once it has connected), and both as ratios to the 1-node step.
+// program listens and only accepts). Printed per case, the median of
+// --reps runs: seconds to the ready report, seconds until it connected to
+// the hub, its peak resident memory (VmHWM, read once it has connected, the
+// largest of the runs), and time and memory as ratios to the first case.
 //
 //   node_ready_bench --server build/stepd_server/stepmap-stepd [--nodes 1,16,...]
-//                    [--user nobody] [--timeout 300]
+//                    [--reps 3] [--user nobody] [--timeout 300]
 // As root the server runs as --user (it refuses root).
 
 #include "node_topology.hpp"
@@ -29,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +55,7 @@ struct Options {
     std::string server;
     std::vector<int> nodes = {1, 16, 256, 2048, 16384};
     std::string user = "nobody";
+    int reps = 3;
     int timeoutSec = 300;
 };
 
@@ -76,6 +79,8 @@ Options parseOptions(int argc, char **argv) {
             o.server = value;
         } else if (key == "--user") {
             o.user = value;
+        } else if (key == "--reps") {
+            o.reps = std::max(1, std::stoi(value));
         } else if (key == "--timeout") {
             o.timeoutSec = std::stoi(value);
         } else if (key == "--nodes") {
@@ -88,7 +93,8 @@ Options parseOptions(int argc, char **argv) {
         }
     }
     if (argc % 2 == 0)
-        fail("options come in pairs: --server PATH [--nodes N,N...] [--user U] [--timeout S]");
+        fail("options come in pairs: --server PATH [--nodes N,N...] [--reps R] [--user U] "
+             "[--timeout S]");
     if (o.server.empty())
         fail("give --server PATH (or STEPMAP_SERVER)");
     return o;
@@ -227,6 +233,24 @@ Outcome runCase(const Options &o, const Case &c) {
     return out;
 }
 
+// The median times and the largest peak of `reps` runs of one case.
+Outcome measure(const Options &o, const Case &c) {
+    std::vector<Outcome> runs;
+    for (int i = 0; i < o.reps; ++i)
+        runs.push_back(runCase(o, c));
+    auto median = [&](double Outcome::*field) {
+        std::vector<double> v;
+        for (const Outcome &r : runs)
+            v.push_back(r.*field);
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    Outcome out{median(&Outcome::readySec), median(&Outcome::linkedSec), 0};
+    for (const Outcome &r : runs)
+        out.hwmKiB = std::max(out.hwmKiB, r.hwmKiB);
+    return out;
+}
+
 std::string writeTopology() {
     auto topo = topology::NodeTopology::fromSynthetic(kNodeShape);
     auto xml = topo ? topo->exportXml() : Expected<std::string>(topo.error());
@@ -250,8 +274,8 @@ int main(int argc, char **argv) {
     auto model = topology::NodeTopology::fromXmlFile(xml)->nodeModel();
     if (!model)
         fail("no node model: " + model.error().message);
-    std::printf("node: %s, %d ranks, bound to cores; server %s\n", kNodeShape, kCores,
-                o.server.c_str());
+    std::printf("node: %s, %d ranks, bound to cores; server %s; median of %d runs\n", kNodeShape,
+                kCores, o.server.c_str(), o.reps);
     std::printf("%9s %6s %6s %8s %9s %10s %8s %8s\n", "ranks", "nodes", "node", "ready s",
                 "joined s", "VmHWM MiB", "x time", "x mem");
     std::optional<Outcome> small;
@@ -259,7 +283,7 @@ int main(int argc, char **argv) {
         Case c{planText(nodes, model.value()), 0, xml};
         for (int index : nodes > 1 ? std::vector<int>{0, nodes / 2} : std::vector<int>{0}) {
             c.nodeIndex = index;
-            Outcome r = runCase(o, c);
+            Outcome r = measure(o, c);
             if (!small)
                 small = r;
             std::printf("%9d %6d %6d %8.3f %9.3f %10.1f %8.2f %8.2f\n", nodes * kCores, nodes,
