@@ -1,7 +1,8 @@
 // The PMIx host with the real OpenPMIx server library, read back by real
 // PMIx clients (pmix_query_client, one process per local rank): what the
-// step's namespace says about the job, this node and each rank, the
-// environment each local rank gets, and the upcalls (fence, direct modex,
+// step's namespace says about the job, this node and each rank (per-rank
+// data only for this node's ranks and the last), the environment each
+// local rank gets, and the upcalls (fence, direct modex,
 // abort) reaching the node servers' collective on the loop thread.
 //
 // The step: 3 nodes n1 n2 n3, this server on n2; 7 ranks in 2 applications,
