@@ -244,16 +244,6 @@ Expected<bool> PmixHost::start() {
 
 namespace {
 
-using PmixText = std::unique_ptr<char, decltype(&free)>;
-
-// The ranks of each node, in plan node order.
-std::vector<std::vector<std::uint32_t>> ranksPerNode(const LaunchPlan &plan) {
-    std::vector<std::vector<std::uint32_t>> perNode(plan.nodes.size());
-    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r)
-        perNode[plan.ranks[r].node].push_back(r);
-    return perNode;
-}
-
 // "a,b,c" of a list of ranks.
 std::string rankList(const std::vector<std::uint32_t> &ranks) {
     std::string text;
@@ -262,33 +252,12 @@ std::string rankList(const std::vector<std::uint32_t> &ranks) {
     return text;
 }
 
-// PMIx's regexes of the node list and of the ranks per node, in plan node order.
-struct NodeMaps {
-    PmixText nodes{nullptr, free};
-    PmixText procs{nullptr, free};
-};
-
-Expected<NodeMaps> makeNodeMaps(const LaunchPlan &plan,
-                                const std::vector<std::vector<std::uint32_t>> &perNode) {
-    std::string nodeCsv, ppnText;
-    for (std::size_t n = 0; n < plan.nodes.size(); ++n) {
-        if (n) {
-            nodeCsv += ',';
-            ppnText += ';';
-        }
-        nodeCsv += plan.nodes[n].name;
-        ppnText += rankList(perNode[n]);
-    }
-    char *nodeRegex = nullptr, *ppnRegex = nullptr;
-    pmix_status_t nodeRc = PMIx_generate_regex(nodeCsv.c_str(), &nodeRegex);
-    pmix_status_t ppnRc =
-        nodeRc == PMIX_SUCCESS ? PMIx_generate_ppn(ppnText.c_str(), &ppnRegex) : nodeRc;
-    NodeMaps maps;
-    maps.nodes.reset(nodeRegex);
-    maps.procs.reset(ppnRegex);
-    if (nodeRc != PMIX_SUCCESS || ppnRc != PMIX_SUCCESS)
-        return UserError{"cannot build the PMIx node and process maps"};
-    return maps;
+// The step's node names in plan order (node id order), comma-separated.
+std::string nodeList(const LaunchPlan &plan) {
+    std::string text;
+    for (std::size_t n = 0; n < plan.nodes.size(); ++n)
+        text += (n ? "," : "") + plan.nodes[n].name;
+    return text;
 }
 
 // Application contexts (MPMD): size and leader (lowest rank) of each.
@@ -309,8 +278,11 @@ void addAppInfo(InfoList &job, const LaunchPlan &plan, std::uint32_t apps) {
     }
 }
 
-void addJobInfo(InfoList &job, const StepConfig &config, const NodeMaps &maps,
-                const std::vector<std::uint32_t> &local) {
+// The job's and this node's data. The node list goes as text, not as
+// PMIX_NODE_MAP and PMIX_PROC_MAP: from those PMIx 4.2.2 stores every
+// rank's PMIX_HOSTNAME and every node's peer list, one hash entry each,
+// copied to every client (a 1M-rank step: O(ranks) on every node).
+void addJobInfo(InfoList &job, const StepConfig &config, const std::vector<std::uint32_t> &local) {
     const LaunchPlan &plan = config.plan;
     const auto np = static_cast<std::uint32_t>(plan.ranks.size());
     job.addString(PMIX_JOBID, config.nspace);
@@ -320,8 +292,7 @@ void addJobInfo(InfoList &job, const StepConfig &config, const NodeMaps &maps,
     const std::uint32_t apps = std::max<std::uint32_t>(1, plan.appCount());
     job.addU32(PMIX_JOB_NUM_APPS, apps);
     job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
-    job.add(PMIX_NODE_MAP, maps.nodes.get(), PMIX_REGEX);
-    job.add(PMIX_PROC_MAP, maps.procs.get(), PMIX_REGEX);
+    job.addString(PMIX_NODE_LIST, nodeList(plan));
     job.addString(PMIX_TMPDIR, clientTmpdir(config));
     job.addString(PMIX_NSDIR, clientTmpdir(config));
     job.addBool(PMIX_TDIR_RMCLEAN, true);
@@ -334,21 +305,40 @@ void addJobInfo(InfoList &job, const StepConfig &config, const NodeMaps &maps,
     addAppInfo(job, plan, apps);
 }
 
-// Per rank data; once any is given, PMIx derives nothing, so give all.
-void addProcInfo(InfoList &job, const StepConfig &config, hwloc_topology_t topology,
-                 hwloc_const_bitmap_t stepCpus) {
+// Where rank r runs, as PMIx names it.
+void addPlacement(InfoList &proc, const LaunchPlan &plan, std::uint32_t r) {
+    const RankPlacement &p = plan.ranks[r];
+    proc.addRank(PMIX_RANK, r);
+    proc.addU32(PMIX_APPNUM, p.app);
+    proc.addU16(PMIX_LOCAL_RANK, static_cast<std::uint16_t>(p.localRank));
+    proc.addU16(PMIX_NODE_RANK, static_cast<std::uint16_t>(p.nodeRank));
+    proc.addU32(PMIX_NODEID, p.node);
+    proc.addString(PMIX_HOSTNAME, plan.nodes[p.node].name);
+}
+
+// Per-rank data of this node's ranks only. PMIx 4.2.2 keeps one hash entry
+// per rank and key and hands every local client a copy of all of them at
+// PMIx_Init: data for every rank of a 1M-rank step cost each node 10 GiB
+// and 80 s. A remote rank's per-rank keys are then "not found" (the client
+// asks the server, which answers at once, without a direct modex); Open
+// MPI asks only for its local peers' (its remote peers' host names are
+// optional, for messages, and come with the modex). One exception: PMIx
+// 4.2.2 fails every client's PMIx_Init ("NOT-FOUND") when the step's last
+// rank has no per-rank data (its job-data packing returns the last rank's
+// lookup status), so that rank's placement is always given.
+void addProcInfo(InfoList &job, const StepConfig &config, const std::vector<std::uint32_t> &local,
+                 hwloc_topology_t topology, hwloc_const_bitmap_t stepCpus) {
     const LaunchPlan &plan = config.plan;
-    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r) {
-        const RankPlacement &p = plan.ranks[r];
+    for (std::uint32_t r : local) {
         InfoList proc;
-        proc.addRank(PMIX_RANK, r);
-        proc.addU32(PMIX_APPNUM, p.app);
-        proc.addU16(PMIX_LOCAL_RANK, static_cast<std::uint16_t>(p.localRank));
-        proc.addU16(PMIX_NODE_RANK, static_cast<std::uint16_t>(p.nodeRank));
-        proc.addU32(PMIX_NODEID, p.node);
-        proc.addString(PMIX_HOSTNAME, plan.nodes[p.node].name);
-        if (p.node == config.nodeIndex)
-            addLocalProcData(proc, topology, stepCpus, plan.bindingOf(r), clientTmpdir(config));
+        addPlacement(proc, plan, r);
+        addLocalProcData(proc, topology, stepCpus, plan.bindingOf(r), clientTmpdir(config));
+        job.addList(PMIX_PROC_DATA, proc);
+    }
+    const auto last = static_cast<std::uint32_t>(plan.ranks.size() - 1);
+    if (plan.ranks[last].node != config.nodeIndex) {
+        InfoList proc;
+        addPlacement(proc, plan, last);
         job.addList(PMIX_PROC_DATA, proc);
     }
 }
@@ -371,15 +361,10 @@ Expected<bool> registerLocalClients(const pmix_nspace_t ns,
 } // namespace
 
 Expected<bool> PmixHost::registerNamespace() {
-    const auto perNode = ranksPerNode(config_.plan);
-    const auto &local = perNode[config_.nodeIndex];
-    auto maps = makeNodeMaps(config_.plan, perNode);
-    if (!maps)
-        return maps.error();
-
+    const auto local = config_.plan.ranksOn(config_.nodeIndex);
     InfoList job;
-    addJobInfo(job, config_, *maps, local);
-    addProcInfo(job, config_, topology_, stepCpuset_);
+    addJobInfo(job, config_, local);
+    addProcInfo(job, config_, local, topology_, stepCpuset_);
 
     pmix_data_array_t arr;
     job.convert(arr);
@@ -477,6 +462,13 @@ pmix_status_t PmixHost::dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t[
                                      pmix_modex_cbfunc_t cbfunc, void *cbdata) {
     try {
         PmixHost *self = theHost;
+        // No rank (PMIx asks so for node-level data of a node this server
+        // does not hold: each server registers only its own node's).
+        if (self && proc && (proc->rank == PMIX_RANK_UNDEF || proc->rank == PMIX_RANK_WILDCARD)) {
+            logLine("refusing a direct-modex request for another node's data: a node server "
+                    "holds only its own node's");
+            return PMIX_ERR_NOT_FOUND;
+        }
         if (!self || !proc || proc->rank >= self->config_.plan.ranks.size()) {
             // Logged from this thread: the loop may be gone.
             logLine("refusing a direct-modex request for rank " +

@@ -1,7 +1,8 @@
 // The PMIx host with the real OpenPMIx server library, read back by real
 // PMIx clients (pmix_query_client, one process per local rank): what the
-// step's namespace says about the job, this node and each rank, the
-// environment each local rank gets, and the upcalls (fence, direct modex,
+// step's namespace says about the job, this node and each rank (per-rank
+// data only for this node's ranks and the last), the environment each
+// local rank gets, and the upcalls (fence, direct modex,
 // abort) reaching the node servers' collective on the loop thread.
 //
 // The step: 3 nodes n1 n2 n3, this server on n2; 7 ranks in 2 applications,
@@ -335,8 +336,10 @@ protected:
             auto args = queries();
             if (r == 1)
                 args.push_back("remote/3");
-            if (r == 2)
+            if (r == 2) {
+                args.push_back(std::string("node:n1/") + PMIX_LOCAL_SIZE);
                 args.push_back("remote/99");
+            }
             if (r == 4) {
                 args.push_back("fence-with/0");
                 args.push_back("abort");
@@ -429,6 +432,12 @@ TEST_F(PmixHostTest, ThisNodesData) {
     expectAll(std::string("node/") + PMIX_NODEID, "1");
 }
 
+// Another node's data is not registered here (the node list and count are,
+// JobData); PMIx asks the host, which refuses and says why.
+TEST_F(PmixHostTest, AnotherNodesDataIsNotFound) {
+    EXPECT_EQ(answer(2, std::string("node:n1/") + PMIX_LOCAL_SIZE), "!NOT-FOUND");
+}
+
 TEST_F(PmixHostTest, ApplicationData) {
     expectAll(std::string("app0/") + PMIX_APP_SIZE, "4");
     expectAll(std::string("app1/") + PMIX_APP_SIZE, "3");
@@ -436,24 +445,39 @@ TEST_F(PmixHostTest, ApplicationData) {
     expectAll(std::string("app1/") + PMIX_APPLDR, "4");
 }
 
-TEST_F(PmixHostTest, EveryRanksPlacement) {
-    const char *names[] = {"n1", "n2", "n3"};
-    // Each rank's index among its node's ranks.
-    const std::vector<std::string> localRank = {"0", "0", "1", "0", "2", "1", "1"};
-    for (std::size_t r = 0; r < kNodeOf.size(); ++r) {
+// Each rank's index among its node's ranks.
+const std::vector<std::string> kLocalRankOf = {"0", "0", "1", "0", "2", "1", "1"};
+
+TEST_F(PmixHostTest, LocalRanksPlacement) {
+    for (std::uint32_t r : kLocalRanks) {
         const std::string q = std::to_string(r) + "/";
-        expectAll(q + PMIX_HOSTNAME, names[kNodeOf[r]]);
+        expectAll(q + PMIX_HOSTNAME, "n2");
         expectAll(q + PMIX_APPNUM, std::to_string(kAppOf[r]));
-        expectAll(q + PMIX_LOCAL_RANK, localRank[r]);
-        expectAll(q + PMIX_NODE_RANK, localRank[r]);
+        expectAll(q + PMIX_LOCAL_RANK, kLocalRankOf[r]);
+        expectAll(q + PMIX_NODE_RANK, kLocalRankOf[r]);
+        expectAll(q + PMIX_NODEID, "1");
     }
 }
 
-// PMIx 4.2.2 answers a remote rank's PMIX_NODEID "not found" (the job-level
-// PMIX_NODEID names this node); a local rank's is its node.
-TEST_F(PmixHostTest, LocalRanksNodeIds) {
-    for (std::uint32_t r : kLocalRanks)
-        expectAll(std::to_string(r) + "/" + PMIX_NODEID, "1");
+// Only this node's ranks have per-rank data here (a big step would cost
+// every node O(ranks)): another node's rank is "not found", answered at
+// once (no direct modex: ARemoteRanksDataIsAskedOfTheCollective).
+TEST_F(PmixHostTest, RemoteRanksPlacementIsNotFound) {
+    for (std::uint32_t r : {0u, 3u, 5u})
+        for (const char *key :
+             {PMIX_HOSTNAME, PMIX_APPNUM, PMIX_LOCAL_RANK, PMIX_NODE_RANK, PMIX_NODEID})
+            expectAll(std::to_string(r) + "/" + key, "!NOT-FOUND");
+}
+
+// The step's last rank is the exception PMIx 4.2.2 needs (pmix_host.cpp):
+// its placement is given on every node (its PMIX_NODEID, as any remote
+// rank's, PMIx answers from this node's data: not found).
+TEST_F(PmixHostTest, TheLastRanksPlacementIsKnownEverywhere) {
+    expectAll(std::string("6/") + PMIX_HOSTNAME, "n3");
+    expectAll(std::string("6/") + PMIX_APPNUM, "1");
+    expectAll(std::string("6/") + PMIX_LOCAL_RANK, "1");
+    expectAll(std::string("6/") + PMIX_NODE_RANK, "1");
+    expectAll(std::string("6/") + PMIX_NODEID, "!NOT-FOUND");
 }
 
 TEST_F(PmixHostTest, BoundRanksGetTheirCpusetAndUnboundRanksNone) {
@@ -523,8 +547,11 @@ TEST_F(PmixHostTest, ThisNodeServesItsRanksDataToOtherNodes) {
 
 TEST_F(PmixHostTest, DataOfARankOutsideTheStepIsRefusedAndLogged) {
     EXPECT_EQ(answer(2, "remote/99"), "!BAD-PARAM");
+    // After rank 2's question about another node (AnotherNodesDataIsNotFound).
     EXPECT_EQ(
         shared().logged,
+        "stepmap-stepd: refusing a direct-modex request for another node's data: a node server "
+        "holds only its own node's\n"
         "stepmap-stepd: refusing a direct-modex request for rank 99: not a rank of this step\n");
     for (std::uint32_t rank : shared().collective.modexRanks())
         EXPECT_NE(rank, 99u);

@@ -3,6 +3,7 @@
 // per argument ("ARG=VALUE", VALUE "!<PMIx error>" on failure):
 //   R/KEY        PMIx_Get of KEY for rank R ('*': the job, wildcard rank)
 //   node/KEY     the same with PMIX_NODE_INFO (this node's data)
+//   node:H/KEY   the same for the node named H (PMIX_HOSTNAME qualifier)
 //   appA/KEY     the same with PMIX_APP_INFO for application A
 //   fence        puts "stepmap.test"=<rank>, commits, fences the whole job
 //                collecting data
@@ -63,6 +64,11 @@ std::string query(const std::string &arg) {
     if (who == "node") {
         PMIX_INFO_LOAD(&info[0], PMIX_NODE_INFO, &yes, PMIX_BOOL);
         return get(PMIX_RANK_WILDCARD, key, info, 1);
+    }
+    if (who.rfind("node:", 0) == 0) {
+        PMIX_INFO_LOAD(&info[0], PMIX_NODE_INFO, &yes, PMIX_BOOL);
+        PMIX_INFO_LOAD(&info[1], PMIX_HOSTNAME, who.substr(5).c_str(), PMIX_STRING);
+        return get(PMIX_RANK_WILDCARD, key, info, 2);
     }
     if (who.rfind("app", 0) == 0) {
         std::uint32_t app = static_cast<std::uint32_t>(std::stoul(who.substr(3)));
