@@ -4,6 +4,7 @@ a step left nothing behind."""
 
 import glob
 import os
+import pwd
 import re
 import subprocess
 import tempfile
@@ -113,18 +114,29 @@ def hello_apps(stdout):
 
 
 def leftovers(wait=5.0):
-    """Stepmap processes and server directories still present, after giving
-    a finished step up to `wait` seconds to clean up."""
+    """Stepmap processes and server directories of the test user's steps
+    still present, after giving a finished step up to `wait` seconds to
+    clean up. (Servers run as the job's user; other users' are not ours,
+    e.g. a benchmark's on the same machine.)"""
+    uid = pwd.getpwnam(TEST_USER).pw_uid
     deadline = time.time() + wait
     while True:
-        procs = subprocess.run(["pgrep", "-a", "-x", "stepmap-stepd"],
+        procs = subprocess.run(["pgrep", "-a", "-u", TEST_USER, "-x", "stepmap-stepd"],
                                stdout=subprocess.PIPE, text=True).stdout.strip()
         procs = [p for p in procs.splitlines() if "pgrep" not in p and not _zombie(p)]
-        dirs = glob.glob(os.path.join(SERVER_TMPDIR, "stepmap.*"))
+        dirs = [d for d in glob.glob(os.path.join(SERVER_TMPDIR, "stepmap.*"))
+                if _owner(d) == uid]
         found = procs + dirs
         if not found or time.time() > deadline:
             return found
         time.sleep(0.2)
+
+
+def _owner(path):
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
 
 
 def wait_for(predicate, timeout=20.0):
