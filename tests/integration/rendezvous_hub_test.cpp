@@ -130,6 +130,7 @@ protected:
             abortStatus = status;
         };
         events.onFailure = [this](const std::string &) { ++failures; };
+        events.onJoined = [this](std::uint32_t node) { joinedMask |= 1 << node; };
         std::string error;
         // Ranks 0,2 on node 0; ranks 1,3 on node 1.
         hub = hub::RendezvousHub::start({0, 1, 0, 1}, 2, secret, events, settings(), error);
@@ -143,7 +144,7 @@ protected:
     uv_loop_t loop{};
     std::string secret;
     std::unique_ptr<hub::RendezvousHub> hub;
-    std::atomic<int> abortRank{-1}, abortStatus{-1}, failures{0};
+    std::atomic<int> abortRank{-1}, abortStatus{-1}, failures{0}, joinedMask{0};
 };
 
 } // namespace
@@ -161,6 +162,18 @@ TEST_F(HubTest, FenceReturnsEveryNodesDataToEveryNode) {
         EXPECT_EQ(done->fenceId, "0,1,#0");
         EXPECT_EQ(done->data, "AABB");
     }
+}
+
+TEST_F(HubTest, EachJoinedServerIsReported) {
+    Peer a(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return a.ready; }));
+    EXPECT_EQ(joinedMask.load(), 0b10);
+    Peer intruder(&loop, hub->port(), std::string(32, 'x'), 0);
+    runUntil(&loop, [&] { return intruder.closed; });
+    EXPECT_EQ(joinedMask.load(), 0b10); // no secret: not a server
+    Peer b(&loop, hub->port(), secret, 0);
+    ASSERT_TRUE(runUntil(&loop, [&] { return b.ready; }));
+    EXPECT_EQ(joinedMask.load(), 0b11);
 }
 
 TEST_F(HubTest, DirectModexIsRoutedToTheOwnerAndBack) {

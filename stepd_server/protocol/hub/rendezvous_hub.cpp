@@ -6,12 +6,14 @@
 #include "wire/payloads.hpp"
 
 #include <netdb.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,6 +64,9 @@ struct RendezvousHub::State {
     std::map<uvnet::FrameConnection *, Peer> peers;
     std::map<std::uint32_t, uvnet::FrameConnection *> servers; // the joined ones, by node
     std::size_t maxUnauthenticated = 64;
+    // Peers in PeerState::Unauthenticated, counted so that admitting one
+    // costs no walk over every connection.
+    std::size_t unauthenticated = 0;
     // At the end, connections that do not take their last frames in time
     // are cut, so a vanished node cannot keep srun from exiting.
     uvnet::UvHandlePtr<uv_timer_t> closeDeadline;
@@ -136,12 +141,12 @@ void RendezvousHub::State::admit(uv_stream_t *server) {
     if (!c || c->closing())
         return;
     std::string source = peerAddress(*c);
-    if (peersIn(PeerState::Unauthenticated).size() >= maxUnauthenticated &&
-        !evictForNewcomer(source))
+    if (unauthenticated >= maxUnauthenticated && !evictForNewcomer(source))
         return; // c goes: closed quietly
     auto *raw = c.get();
     peers.emplace(raw, Peer{std::move(c), PeerState::Unauthenticated, 0,
                             std::chrono::steady_clock::now(), std::move(source)});
+    ++unauthenticated;
 }
 
 bool RendezvousHub::State::evictForNewcomer(const std::string &source) {
@@ -218,10 +223,13 @@ void RendezvousHub::State::join(Peer &peer) {
         return;
     }
     peer.state = PeerState::Joined;
+    --unauthenticated;
     peer.node = node;
     servers[node] = &c;
     everConnected.insert(node);
     c.send(MessageType::Welcome, std::string());
+    if (events.onJoined)
+        events.onJoined(node);
     if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
         for (auto &payload : w->second)
             c.send(MessageType::DmodexRequest, payload);
@@ -332,6 +340,8 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
     // An unauthenticated peer or one that left goes quietly; the loss of a
     // joined server ends the step.
     const bool lost = it->second.state == PeerState::Joined;
+    if (it->second.state == PeerState::Unauthenticated)
+        --unauthenticated;
     const std::uint32_t node = it->second.node;
     peers.erase(it); // the connection's memory goes once libuv is done with it
     if (stopping && peers.empty())
@@ -579,6 +589,16 @@ int RendezvousHub::port() const {
 
 std::string RendezvousHub::address() const {
     return state_->address + ":" + std::to_string(state_->port);
+}
+
+double RendezvousHub::cpuMs() const {
+    clockid_t clock;
+    timespec used{};
+    if (!state_->thread.joinable() ||
+        pthread_getcpuclockid(state_->thread.native_handle(), &clock) != 0 ||
+        clock_gettime(clock, &used) != 0)
+        return 0;
+    return static_cast<double>(used.tv_sec) * 1e3 + static_cast<double>(used.tv_nsec) / 1e6;
 }
 
 void RendezvousHub::shutdown(int status, const std::string &reason) {

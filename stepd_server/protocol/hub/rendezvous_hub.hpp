@@ -24,6 +24,8 @@ public:
         std::function<void(std::uint32_t rank, int status)> onRankExit;
         // A node server vanished or misbehaved: the step cannot go on. Hub thread.
         std::function<void(const std::string &why)> onFailure;
+        // The server of node joined (authenticated). Hub thread.
+        std::function<void(std::uint32_t node)> onJoined;
     };
 
     struct Settings {
@@ -60,6 +62,8 @@ public:
     int port() const;
     // "ADDRESS:PORT" (numeric) for the node servers.
     std::string address() const;
+    // CPU time the hub's thread used so far (ms): what the step costs srun.
+    double cpuMs() const;
     // Tells every server the step is over (status, reason) and stops.
     void shutdown(int status, const std::string &reason);
 
