@@ -295,6 +295,7 @@ Expected<StepFigures> runStep(const ScaleSetup &s) {
     hub::RendezvousHub::Settings settings;
     settings.host = "127.0.0.1";
     settings.connectDeadlineSec = s.timeoutSec;
+    settings.fenceFanOut = s.fanOut;
     std::string error;
     auto hub =
         hub::RendezvousHub::start(nodeOfRanks(plan), s.nodes, *wire::decodeSecretHex(secretHex),

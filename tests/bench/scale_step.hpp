@@ -25,6 +25,7 @@ struct ScaleSetup {
     std::uint32_t nodes = 8;
     std::uint32_t ranksPerNode = 1;
     std::size_t keyBytes = 1024; // each rank's key
+    std::uint32_t fanOut = 16;   // the fence tree's (hub setting); 0: star
     int timeoutSec = 120;        // per phase
     // Whom servers and clients run as when the harness is root.
     std::optional<RunAs> user;

@@ -4,9 +4,11 @@
 // PMIx client per rank) and prints, as medians over the repetitions, the
 // step's start, a fence without and with data, a direct modex and the
 // step's stop; then each figure's ratio to the first node count's, and
-// least-squares fits against log2(N) and N.
+// least-squares fits against log2(N) and N. --fan-out 0,16 runs the star
+// (every fence through srun's hub) and the fence tree interleaved, and
+// compares them.
 //
-//   server_scale [--nodes 8,16,32,64,128] [--ranks-per-node 1] [--repeat 3]
+//   server_scale [--nodes 8,16,32,64,128] [--fan-out 16] [--ranks-per-node 1] [--repeat 3]
 //                [--key-bytes 1024] [--timeout 120] [--workdir /tmp] [--user nobody]
 //                [--stepd PATH] [--client PATH] [--topology-xml PATH]
 //
@@ -36,6 +38,7 @@ namespace {
 struct Options {
     ScaleSetup setup;
     std::vector<std::uint32_t> nodeCounts = {8, 16, 32, 64, 128};
+    std::vector<std::uint32_t> fanOuts = {16}; // 0: the star through the hub
     int repeat = 3;
     std::string user = "nobody"; // only when run as root
 };
@@ -45,13 +48,13 @@ std::string envOr(const char *name) {
     return v ? v : "";
 }
 
-bool parseCounts(const std::string &text, std::vector<std::uint32_t> &out) {
+bool parseCounts(const std::string &text, std::vector<std::uint32_t> &out, unsigned long min = 1) {
     out.clear();
     std::size_t at = 0;
     while (at <= text.size()) {
         std::size_t comma = std::min(text.find(',', at), text.size());
         unsigned long v = std::strtoul(text.substr(at, comma - at).c_str(), nullptr, 10);
-        if (v < 1 || v > 4096)
+        if (v < min || v > 4096)
             return false;
         out.push_back(static_cast<std::uint32_t>(v));
         at = comma + 1;
@@ -83,7 +86,8 @@ bool parseOptions(int argc, char **argv, Options &o) {
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i], value = argv[i + 1];
         const long number = std::strtol(value.c_str(), nullptr, 10);
-        if (key == "--nodes" && parseCounts(value, o.nodeCounts))
+        if ((key == "--nodes" && parseCounts(value, o.nodeCounts)) ||
+            (key == "--fan-out" && parseCounts(value, o.fanOuts, 0)))
             continue;
         if (key == "--ranks-per-node" && number >= 1 && number <= 64)
             o.setup.ranksPerNode = static_cast<std::uint32_t>(number);
@@ -174,30 +178,49 @@ Fit fitLine(const std::vector<double> &x, const std::vector<double> &y) {
     return f;
 }
 
-void printTable(const Options &o, const std::map<std::uint32_t, StepFigures> &rows) {
-    std::printf("server_scale: %u rank(s) per node, %zu-byte key per rank, medians of %d runs, "
-                "ms\n%6s",
-                o.setup.ranksPerNode, o.setup.keyBytes, o.repeat, "nodes");
+using Rows = std::map<std::uint32_t, StepFigures>; // by node count
+
+std::string fenceName(std::uint32_t fanOut) {
+    return fanOut == 0 ? "star through srun's hub" : "tree of fan-out " + std::to_string(fanOut);
+}
+
+void printRow(std::uint32_t n, const StepFigures &f, const StepFigures *base) {
+    std::printf("%6u", n);
+    for (const auto &c : kColumns)
+        std::printf(" %11.2f", !base                ? f.*c.field
+                               : base->*c.field > 0 ? f.*c.field / base->*c.field
+                                                    : 0.0);
+    std::printf("\n");
+}
+
+void printTable(const Options &o, std::uint32_t fanOut, const Rows &rows) {
+    std::printf("server_scale: fences over a %s; %u rank(s) per node, %zu-byte key per rank, "
+                "medians of %d runs, ms\n%6s",
+                fenceName(fanOut).c_str(), o.setup.ranksPerNode, o.setup.keyBytes, o.repeat,
+                "nodes");
     for (const auto &c : kColumns)
         std::printf(" %11s", c.name);
     std::printf("\n");
-    for (const auto &[n, f] : rows) {
-        std::printf("%6u", n);
-        for (const auto &c : kColumns)
-            std::printf(" %11.2f", f.*c.field);
-        std::printf("\n");
-    }
+    for (const auto &[n, f] : rows)
+        printRow(n, f, nullptr);
     const auto &[base, first] = *rows.begin();
     std::printf("ratio to N=%u:\n", base);
-    for (const auto &[n, f] : rows) {
-        std::printf("%6u", n);
-        for (const auto &c : kColumns)
-            std::printf(" %11.2f", first.*c.field > 0 ? f.*c.field / first.*c.field : 0.0);
-        std::printf("\n");
+    for (const auto &[n, f] : rows)
+        printRow(n, f, &first);
+}
+
+// Each fan-out's figures against the first fan-out's, same N, same run.
+void printComparison(const Options &o, const std::map<std::uint32_t, Rows> &byFanOut) {
+    const Rows &base = byFanOut.at(o.fanOuts.front());
+    for (std::size_t i = 1; i < o.fanOuts.size(); ++i) {
+        std::printf("ratio %s / %s:\n", fenceName(o.fanOuts[i]).c_str(),
+                    fenceName(o.fanOuts.front()).c_str());
+        for (const auto &[n, f] : byFanOut.at(o.fanOuts[i]))
+            printRow(n, f, &base.at(n));
     }
 }
 
-void printFits(const std::map<std::uint32_t, StepFigures> &rows) {
+void printFits(const Rows &rows) {
     if (rows.size() < 3)
         return;
     std::printf("fits, ms = a + b*log2(N) | ms = a + b*N (R^2: share of the variance "
@@ -233,23 +256,31 @@ int main(int argc, char **argv) {
     if (!parseOptions(argc, argv, o))
         return 2;
     raiseDescriptorLimit();
-    std::map<std::uint32_t, StepFigures> rows;
+    // Fan-outs interleaved within each repetition: the machine's drift
+    // touches them alike.
+    std::map<std::uint32_t, std::map<std::uint32_t, std::vector<StepFigures>>> runs;
     for (auto n : o.nodeCounts) {
         o.setup.nodes = n;
-        std::vector<StepFigures> runs;
-        for (int i = 0; i < o.repeat; ++i) {
-            auto f = runStep(o.setup);
-            if (!f) {
-                std::fprintf(stderr, "server_scale: N=%u run %d failed: %s\n", n, i + 1,
-                             f.error().message.c_str());
-                return 1;
+        for (int i = 0; i < o.repeat; ++i)
+            for (auto k : o.fanOuts) {
+                o.setup.fanOut = k;
+                auto f = runStep(o.setup);
+                if (!f) {
+                    std::fprintf(stderr, "server_scale: N=%u, %s, run %d failed: %s\n", n,
+                                 fenceName(k).c_str(), i + 1, f.error().message.c_str());
+                    return 1;
+                }
+                runs[k][n].push_back(*f);
             }
-            runs.push_back(*f);
-        }
-        rows[n] = medians(runs);
         std::fprintf(stderr, "server_scale: N=%u done\n", n);
     }
-    printTable(o, rows);
-    printFits(rows);
+    std::map<std::uint32_t, Rows> byFanOut;
+    for (auto k : o.fanOuts) {
+        for (auto &[n, list] : runs[k])
+            byFanOut[k][n] = medians(list);
+        printTable(o, k, byFanOut[k]);
+        printFits(byFanOut[k]);
+    }
+    printComparison(o, byFanOut);
     return 0;
 }

@@ -55,9 +55,10 @@ void HubLink::onClosed(const std::string &why) {
 void HubLink::leave() {
     if (retry_)
         uv_timer_stop(retry_.get());
-    host_.log("served " + std::to_string(fencesDone_) + " fences, asked " +
-              std::to_string(modexAsked_) + " and answered " + std::to_string(modexServed_) +
-              " direct-modex requests");
+    const unsigned fences = fencesDone_ + (tree_ ? tree_->fencesDone() : 0);
+    tree_.reset();
+    host_.log("served " + std::to_string(fences) + " fences, asked " + std::to_string(modexAsked_) +
+              " and answered " + std::to_string(modexServed_) + " direct-modex requests");
     if (!conn_)
         return;
     onLost_ = nullptr;
@@ -85,8 +86,10 @@ bool HubLink::handle(wire::Frame &f) {
         conn_->send(conn_->channel().makeHello(settings_.nodeIndex));
         return true;
     case MessageType::Welcome:
-        onWelcome();
-        return true;
+        onWelcome(f);
+        return conn_ != nullptr;
+    case MessageType::TreeParent:
+        return onTreeParent(f);
     case MessageType::FenceDone:
         return onFenceDone(f);
     case MessageType::DmodexRequest:
@@ -115,7 +118,12 @@ bool HubLink::handle(wire::Frame &f) {
     }
 }
 
-void HubLink::onWelcome() {
+void HubLink::onWelcome(const wire::Frame &f) {
+    auto m = wire::decodeWelcome(f.payload);
+    if (!m || everJoined_) {
+        conn_->close("malformed welcome");
+        return;
+    }
     // Only now is this server in the step: until then the hub may drop the
     // connection (it makes room when flooded) and we retry.
     ready_ = true;
@@ -124,6 +132,37 @@ void HubLink::onWelcome() {
     for (auto &[type, payload] : queued_)
         conn_->send(type, payload);
     queued_.clear();
+    if (m->fanOut > 0 && settings_.nodeCount > 1) {
+        FenceTree::Settings ts{settings_.secret, settings_.nodeIndex,
+                               TreeShape(settings_.nodeCount, m->fanOut), statuses_};
+        ts.log = [this](const std::string &line) { host_.log(line); };
+        tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
+        if (tree_->hasChildren()) {
+            std::string error;
+            const int port = tree_->listen(conn_->tcp(), error);
+            if (port == 0) {
+                conn_->close(error);
+                return;
+            }
+            conn_->send(MessageType::TreeListen,
+                        wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(port)}));
+        }
+    }
+    auto held = std::move(held_);
+    held_.clear();
+    for (auto &h : held)
+        fence(std::move(h.nodes), h.collect, std::move(h.data), std::move(h.done));
+}
+
+bool HubLink::onTreeParent(const wire::Frame &f) {
+    auto m = wire::decodeTreeParent(f.payload);
+    if (!m || !tree_ || settings_.nodeIndex == 0 ||
+        m->parentNode != tree_->shape().parentOf(settings_.nodeIndex)) {
+        conn_->close("malformed fence tree parent");
+        return false;
+    }
+    tree_->connectParent(m->host, static_cast<int>(m->port));
+    return true;
 }
 
 bool HubLink::onFenceDone(const wire::Frame &f) {
@@ -167,16 +206,29 @@ bool HubLink::onDmodexRequest(const wire::Frame &f) {
 
 void HubLink::fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
                     DataReply done) {
+    if (nodes.size() == 1 && nodes[0] == settings_.nodeIndex) {
+        done(statuses_.success, collect ? std::move(data) : std::string());
+        return;
+    }
+    if (!everJoined_) {
+        held_.push_back({std::move(nodes), collect, std::move(data), std::move(done)});
+        return;
+    }
+    if (tree_ && nodes.size() == settings_.nodeCount) {
+        tree_->fence(collect, std::move(data), std::move(done));
+        return;
+    }
+    fenceThroughHub(std::move(nodes), collect, std::move(data), std::move(done));
+}
+
+void HubLink::fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                              DataReply done) {
     // Every participant sees the same sequence of fences over the same node
     // set, so (set, count) names a fence identically on all of them.
     std::string key;
     for (auto n : nodes)
         key += std::to_string(n) + ",";
     std::string id = key + "#" + std::to_string(fenceCounters_[key]++);
-    if (nodes.size() == 1 && nodes[0] == settings_.nodeIndex) {
-        done(statuses_.success, collect ? std::move(data) : std::string());
-        return;
-    }
     fences_[id] = std::move(done);
     send(MessageType::Fence,
          wire::encode(wire::FenceMsg{id, std::move(nodes), collect,
@@ -225,6 +277,14 @@ void HubLink::abort(std::uint32_t rank, int status, std::string message) {
 }
 
 void HubLink::failAll(const std::string &why) {
+    auto held = std::move(held_);
+    held_.clear();
+    for (auto &h : held) {
+        host_.log("a fence failed before joining srun's rendezvous: " + why);
+        h.done(statuses_.lostConnection, {});
+    }
+    if (tree_)
+        tree_->failAll(why);
     auto fences = std::move(fences_);
     fences_.clear();
     for (auto &[id, done] : fences) {

@@ -1,5 +1,7 @@
 #include "rendezvous_hub.hpp"
 
+#include "tree_shape.hpp"
+
 #include "unique_fd.hpp"
 #include "uv/frame_connection.hpp"
 #include "uv/uv_handle.hpp"
@@ -76,6 +78,9 @@ struct RendezvousHub::State {
         std::map<std::uint32_t, std::string> data;
     };
     std::map<std::string, Fence> fences;
+    // The fence tree: where each server with children takes them.
+    std::uint32_t fanOut = 0;
+    std::map<std::uint32_t, std::pair<std::string, std::uint32_t>> treeListeners;
     // Direct-modex requests for nodes whose server has not connected yet;
     // sent on as soon as it does (each requester has its own deadline).
     std::map<std::uint32_t, std::vector<std::string>> waitingForServer;
@@ -94,6 +99,9 @@ struct RendezvousHub::State {
     void join(Peer &peer);
     void handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f);
     void onFence(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onTreeListen(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    // Tells child where its tree parent listens, once both are known.
+    void sendTreeParent(std::uint32_t child);
     void onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onRankExit(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
@@ -227,7 +235,9 @@ void RendezvousHub::State::join(Peer &peer) {
     peer.node = node;
     servers[node] = &c;
     everConnected.insert(node);
-    c.send(MessageType::Welcome, std::string());
+    c.send(MessageType::Welcome, wire::encode(wire::WelcomeMsg{fanOut}));
+    if (fanOut > 0 && node > 0)
+        sendTreeParent(node);
     if (events.onJoined)
         events.onJoined(node);
     if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
@@ -244,6 +254,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
         return;
     case MessageType::DmodexRequest:
         onDmodexRequest(node, c, f);
+        return;
+    case MessageType::TreeListen:
+        onTreeListen(node, c, f);
         return;
     case MessageType::DmodexResponse: {
         auto m = wire::decodeDmodexResponse(f.payload);
@@ -303,6 +316,29 @@ void RendezvousHub::State::onFence(std::uint32_t node, uvnet::FrameConnection &c
     for (auto n : fence.expected)
         sendTo(n, MessageType::FenceDone, payload);
     fences.erase(m->fenceId);
+}
+
+void RendezvousHub::State::onTreeListen(std::uint32_t node, uvnet::FrameConnection &c,
+                                        const wire::Frame &f) {
+    auto m = wire::decodeTreeListen(f.payload);
+    const TreeShape shape(static_cast<std::uint32_t>(serverNodes.size()), fanOut);
+    if (!m || fanOut == 0 || shape.childrenOf(node).empty() || treeListeners.count(node)) {
+        c.close("malformed fence tree listener");
+        return;
+    }
+    treeListeners[node] = {peerAddress(c), m->port};
+    for (auto child : shape.childrenOf(node))
+        sendTreeParent(child);
+}
+
+void RendezvousHub::State::sendTreeParent(std::uint32_t child) {
+    const std::uint32_t parent =
+        TreeShape(static_cast<std::uint32_t>(serverNodes.size()), fanOut).parentOf(child);
+    auto where = treeListeners.find(parent);
+    if (where == treeListeners.end() || !servers.count(child))
+        return;
+    sendTo(child, MessageType::TreeParent,
+           wire::encode(wire::TreeParentMsg{parent, where->second.first, where->second.second}));
 }
 
 void RendezvousHub::State::onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c,
@@ -566,6 +602,9 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
     st->secret = std::move(secret);
     st->events = std::move(events);
     st->settings = settings;
+    // The tree needs servers on nodes 0..nodeCount-1, as plans place them.
+    const bool everyNode = st->serverNodes.size() == nodeCount && nodeCount > 1;
+    st->fanOut = everyNode ? settings.fenceFanOut : 0;
     // Room for every server to be mid-handshake at once, several times over.
     st->maxUnauthenticated = std::max(settings.maxUnauthenticated, 4 * st->serverNodes.size());
 

@@ -47,6 +47,9 @@ public:
         // servers out.
         int handshakeDeadlineMs = 5000;
         std::size_t maxUnauthenticated = 64;
+        // Fences of every node run over a tree of node servers with this
+        // fan-out (hub/fence_tree.hpp); 0: all fences through the hub.
+        std::uint32_t fenceFanOut = 16;
     };
 
     // nodeOfRank: the plan's node index per rank; servers run on the nodes
