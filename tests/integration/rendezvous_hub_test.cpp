@@ -2,6 +2,7 @@
 // servers that know the step secret complete fences and direct modex
 // through it; a peer without the secret is dropped and changes nothing.
 
+#include "../unit/protocol/reply_outcome.hpp"
 #include "hub/rendezvous_hub.hpp"
 #include "uv/frame_connection.hpp"
 #include "wire/payloads.hpp"
@@ -109,14 +110,7 @@ void closeLoop(uv_loop_t *loop) {
 }
 
 template <class Pred> bool runUntil(uv_loop_t *loop, Pred done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > deadline)
-            return false;
-        uv_run(loop, UV_RUN_NOWAIT);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
+    return protocol_test::runLoopUntil(loop, done);
 }
 
 class HubTest : public ::testing::Test {
@@ -174,6 +168,33 @@ TEST_F(HubTest, EachJoinedServerIsReported) {
     Peer b(&loop, hub->port(), secret, 0);
     ASSERT_TRUE(runUntil(&loop, [&] { return b.ready; }));
     EXPECT_EQ(joinedMask.load(), 0b11);
+}
+
+TEST_F(HubTest, TheHubTellsEachChildWhereItsTreeParentListens) {
+    // Node 1 joins first; node 0 (the root, its parent) then says where it
+    // listens, as seen from the hub: node 1 learns it once both are known.
+    Peer child(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return child.ready; }));
+    Peer root(&loop, hub->port(), secret, 0);
+    ASSERT_TRUE(runUntil(&loop, [&] { return root.ready; }));
+    root.conn->send(MessageType::TreeListen, encode(TreeListenMsg{4242}));
+    ASSERT_TRUE(runUntil(&loop, [&] { return !child.frames.empty(); }));
+    ASSERT_EQ(child.frames[0].type, MessageType::TreeParent);
+    auto where = decodeTreeParent(child.frames[0].payload);
+    ASSERT_TRUE(where);
+    EXPECT_EQ(where->parentNode, 0u);
+    EXPECT_EQ(where->host, "127.0.0.1");
+    EXPECT_EQ(where->port, 4242u);
+    EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(HubTest, ATreeListenerWithoutChildrenIsMalformed) {
+    // Node 1 of two has no children: its listener is a lie, and the loss of
+    // its server a failure of the step.
+    Peer leaf(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return leaf.ready; }));
+    leaf.conn->send(MessageType::TreeListen, encode(TreeListenMsg{4242}));
+    ASSERT_TRUE(runUntil(&loop, [&] { return leaf.closed && failures.load() == 1; }));
 }
 
 TEST_F(HubTest, DirectModexIsRoutedToTheOwnerAndBack) {

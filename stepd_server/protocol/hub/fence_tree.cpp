@@ -261,20 +261,18 @@ void FenceTree::connectParent(const std::string &host, int port) {
         return;
     parentHost_ = host;
     parentPort_ = port;
+    parentDeadline_ = uv_now(loop_) + static_cast<std::uint64_t>(settings_.joinRetryMs);
     retry_ = uvnet::makeTimer(loop_);
     retry_->data = this;
-    parentDeadline_ = uv_now(loop_) + static_cast<std::uint64_t>(settings_.joinRetryMs);
     openParent();
 }
 
 void FenceTree::openParent() {
-    uvnet::FrameConnection::Callbacks cb;
-    cb.onFrames = [this](uvnet::FrameConnection &, std::vector<wire::Frame> &frames) {
-        onParentFrames(frames);
-    };
-    cb.onClosed = [this](uvnet::FrameConnection &, const std::string &why) { onParentClosed(why); };
-    parent_ = uvnet::FrameConnection::connect(loop_, parentHost_, parentPort_, settings_.secret,
-                                              std::move(cb));
+    parent_ = uvnet::FrameConnection::connect(
+        loop_, parentHost_, parentPort_, settings_.secret,
+        {[this](auto &, std::vector<wire::Frame> &frames) { onParentFrames(frames); },
+         [this](auto &, const std::string &why) { onParentClosed(why); }});
+    // A failure to connect was reported (onParentClosed) already.
     if (parent_ && parent_->closing())
         parent_.reset();
 }

@@ -21,6 +21,61 @@ ByteReader reader(const std::string &s) {
     return ByteReader(reinterpret_cast<const std::uint8_t *>(s.data()), s.size());
 }
 
+// The fence tree's messages are written field by field through these.
+void put(ByteWriter &w, std::uint32_t v) {
+    w.u32(v);
+}
+void put(ByteWriter &w, std::uint64_t v) {
+    w.u64(v);
+}
+void put(ByteWriter &w, std::int32_t v) {
+    w.i32(v);
+}
+void put(ByteWriter &w, bool v) {
+    w.u8(v ? 1 : 0);
+}
+void put(ByteWriter &w, const std::string &v) {
+    w.blob(v);
+}
+
+template <class T> bool take(std::optional<T> got, T &out) {
+    if (got)
+        out = std::move(*got);
+    return got.has_value();
+}
+bool get(ByteReader &r, std::uint32_t &v) {
+    return take(r.u32(), v);
+}
+bool get(ByteReader &r, std::uint64_t &v) {
+    return take(r.u64(), v);
+}
+bool get(ByteReader &r, std::int32_t &v) {
+    return take(r.i32(), v);
+}
+bool get(ByteReader &r, bool &v) {
+    std::uint8_t b = 2;
+    return take(r.u8(), b) && b <= 1 && ((v = b == 1), true);
+}
+bool get(ByteReader &r, std::string &v) {
+    return take(r.blob(kMaxFrameSize), v);
+}
+
+template <class... T> std::string encodeFields(const T &...fields) {
+    ByteWriter w;
+    (put(w, fields), ...);
+    return str(w);
+}
+
+// Every field in order, and nothing after them.
+template <class... T> bool decodeFields(const std::string &s, T &...fields) {
+    auto r = reader(s);
+    return (get(r, fields) && ...) && r.atEnd();
+}
+
+bool isPort(std::uint32_t port) {
+    return port >= 1 && port <= 65535;
+}
+
 } // namespace
 
 std::string encode(const FenceMsg &m) {
@@ -148,97 +203,60 @@ std::optional<ShutdownMsg> decodeShutdown(const std::string &s) {
 }
 
 std::string encode(const WelcomeMsg &m) {
-    ByteWriter w;
-    w.u32(m.fanOut);
-    return str(w);
+    return encodeFields(m.fanOut);
 }
 
 std::optional<WelcomeMsg> decodeWelcome(const std::string &s) {
-    if (s.empty())
-        return WelcomeMsg{};
-    auto r = reader(s);
-    auto fanOut = r.u32();
-    if (!fanOut || *fanOut > kMaxFanOut || !r.atEnd())
+    WelcomeMsg m;
+    if (!s.empty() && (!decodeFields(s, m.fanOut) || m.fanOut > kMaxFanOut))
         return std::nullopt;
-    return WelcomeMsg{*fanOut};
+    return m;
 }
 
 std::string encode(const TreeListenMsg &m) {
-    ByteWriter w;
-    w.u32(m.port);
-    return str(w);
+    return encodeFields(m.port);
 }
 
 std::optional<TreeListenMsg> decodeTreeListen(const std::string &s) {
-    auto r = reader(s);
-    auto port = r.u32();
-    if (!port || *port == 0 || *port > 65535 || !r.atEnd())
-        return std::nullopt;
-    return TreeListenMsg{*port};
+    TreeListenMsg m;
+    const bool ok = decodeFields(s, m.port) && isPort(m.port);
+    return ok ? std::optional(m) : std::nullopt;
 }
 
 std::string encode(const TreeParentMsg &m) {
-    ByteWriter w;
-    w.u32(m.parentNode);
-    w.blob(m.host);
-    w.u32(m.port);
-    return str(w);
+    return encodeFields(m.parentNode, m.host, m.port);
 }
 
 std::optional<TreeParentMsg> decodeTreeParent(const std::string &s) {
-    auto r = reader(s);
-    auto node = r.u32();
-    auto host = r.blob(kMaxHost);
-    auto port = r.u32();
-    if (!node || !host || host->empty() || !port || *port == 0 || *port > 65535 || !r.atEnd())
-        return std::nullopt;
-    return TreeParentMsg{*node, std::move(*host), *port};
+    TreeParentMsg m;
+    const bool ok = decodeFields(s, m.parentNode, m.host, m.port) && !m.host.empty() &&
+                    m.host.size() <= kMaxHost && isPort(m.port);
+    return ok ? std::optional(std::move(m)) : std::nullopt;
 }
 
 std::string encode(const TreeUpMsg &m) {
-    ByteWriter w;
-    w.u64(m.sequence);
-    w.u8(m.collect ? 1 : 0);
-    w.u32(m.count);
-    w.blob(m.records);
-    return str(w);
+    return encodeFields(m.sequence, m.collect, m.count, m.records);
 }
 
 std::optional<TreeUpMsg> decodeTreeUp(const std::string &s) {
-    auto r = reader(s);
-    auto sequence = r.u64();
-    auto collect = r.u8();
-    auto count = r.u32();
-    auto records = r.blob(kMaxFrameSize);
-    if (!sequence || !collect || *collect > 1 || !count || *count == 0 || *count > kMaxNodes ||
-        !records || (*collect == 0 && !records->empty()) || !r.atEnd())
-        return std::nullopt;
-    return TreeUpMsg{*sequence, *collect == 1, *count, std::move(*records)};
+    TreeUpMsg m;
+    const bool ok = decodeFields(s, m.sequence, m.collect, m.count, m.records) && m.count > 0 &&
+                    m.count <= kMaxNodes && (m.collect || m.records.empty());
+    return ok ? std::optional(std::move(m)) : std::nullopt;
 }
 
 std::string encode(const TreeDownMsg &m) {
-    ByteWriter w;
-    w.u64(m.sequence);
-    w.i32(m.status);
-    w.blob(m.data);
-    return str(w);
+    return encodeFields(m.sequence, m.status, m.data);
 }
 
 std::optional<TreeDownMsg> decodeTreeDown(const std::string &s) {
-    auto r = reader(s);
-    auto sequence = r.u64();
-    auto status = r.i32();
-    auto data = r.blob(kMaxFrameSize);
-    if (!sequence || !status || !data || !r.atEnd())
-        return std::nullopt;
-    return TreeDownMsg{*sequence, *status, std::move(*data)};
+    TreeDownMsg m;
+    const bool ok = decodeFields(s, m.sequence, m.status, m.data);
+    return ok ? std::optional(std::move(m)) : std::nullopt;
 }
 
 void appendRecord(std::string &records, const FenceRecord &record) {
-    ByteWriter w;
-    w.u32(record.node);
-    w.blob(record.data);
-    records += str(w);
+    records += encodeFields(record.node, record.data);
 }
 
 std::optional<std::vector<FenceRecord>>
