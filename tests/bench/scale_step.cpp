@@ -60,13 +60,18 @@ public:
     }
     ~StepTree() {
         std::error_code ignored;
-        if (!root_.empty())
+        if (!root_.empty() && !kept_)
             std::filesystem::remove_all(root_, ignored);
     }
     StepTree(const StepTree &) = delete;
     StepTree &operator=(const StepTree &) = delete;
 
     bool ok() const { return !root_.empty(); }
+    // Leaves the logs for a look after a failure; where they are.
+    std::string keep() const {
+        kept_ = true;
+        return root_;
+    }
     // A fresh 0700 directory, as the plugin makes for each server.
     std::string serverDir(std::uint32_t node) const {
         std::string dir = root_ + "/server" + std::to_string(node);
@@ -80,6 +85,7 @@ public:
 private:
     std::optional<RunAs> user_;
     std::string root_;
+    mutable bool kept_ = false;
 };
 
 // The last lines of a server's log, for an error message.
@@ -283,12 +289,8 @@ std::vector<std::uint32_t> nodeOfRanks(const LaunchPlan &plan) {
     return out;
 }
 
-} // namespace
-
-Expected<StepFigures> runStep(const ScaleSetup &s) {
-    StepTree tree(s.workDir, s.user);
-    if (!tree.ok())
-        return UserError{"cannot make a directory under " + s.workDir};
+// The step in tree's directories.
+Expected<StepFigures> runStepIn(const ScaleSetup &s, const StepTree &tree) {
     const LaunchPlan plan = benchPlan(s.nodes, s.ranksPerNode);
     const std::string secretHex = wire::generateSecretHex();
     HubWatch watch;
@@ -296,6 +298,9 @@ Expected<StepFigures> runStep(const ScaleSetup &s) {
     settings.host = "127.0.0.1";
     settings.connectDeadlineSec = s.timeoutSec;
     settings.fenceFanOut = s.fanOut;
+    // Hundreds of servers starting at once on a few cores may take seconds
+    // between connecting and saying hello; on a cluster each has its own.
+    settings.handshakeDeadlineMs = s.timeoutSec * 1000;
     std::string error;
     auto hub =
         hub::RendezvousHub::start(nodeOfRanks(plan), s.nodes, *wire::decodeSecretHex(secretHex),
@@ -318,11 +323,12 @@ Expected<StepFigures> runStep(const ScaleSetup &s) {
     if (auto why = watch.waitJoined(s.nodes, deadline); !why.empty())
         return UserError{why};
     f.start = msSince(started);
+    f.hubStartCpu = hub->cpuMs();
 
     const double hubCpuBefore = hub->cpuMs();
     if (auto ran = runClients(s, tree, *envs, f); !ran)
         return ran.error();
-    f.hubCpu = hub->cpuMs() - hubCpuBefore;
+    f.hubRunCpu = hub->cpuMs() - hubCpuBefore;
 
     const auto stopping = Clock::now();
     hub->shutdown(0, "bench step done");
@@ -336,6 +342,18 @@ Expected<StepFigures> runStep(const ScaleSetup &s) {
     if (!watch.failure.empty())
         return UserError{"the hub reported: " + watch.failure};
     return f;
+}
+
+} // namespace
+
+Expected<StepFigures> runStep(const ScaleSetup &s) {
+    StepTree tree(s.workDir, s.user);
+    if (!tree.ok())
+        return UserError{"cannot make a directory under " + s.workDir};
+    auto figures = runStepIn(s, tree);
+    if (!figures)
+        return UserError{figures.error().message + " (logs kept in " + tree.keep() + ")"};
+    return figures;
 }
 
 } // namespace stepmap::bench

@@ -39,9 +39,11 @@ struct StepFigures {
     double modexMedian = 0; // one rank's Get of another node's key
     double modexMax = 0;    // all ranks at once: the slowest
     double stop = 0;        // hub shutdown .. every server gone
-    double hubCpu = 0;      // CPU the hub's thread (srun's) used while the clients ran
+    double hubStartCpu = 0; // CPU srun's hub thread used until every server joined
+    double hubRunCpu = 0;   // ... and while the clients ran
 };
 
+// An error names the directory with the servers' and clients' logs.
 Expected<StepFigures> runStep(const ScaleSetup &setup);
 
 } // namespace stepmap::bench

@@ -126,10 +126,10 @@ struct Column {
     double StepFigures::*field;
 };
 const Column kColumns[] = {
-    {"start", &StepFigures::start},         {"fence", &StepFigures::fence},
-    {"fence+data", &StepFigures::collect},  {"dmodex", &StepFigures::modexMedian},
-    {"dmodex-max", &StepFigures::modexMax}, {"stop", &StepFigures::stop},
-    {"hub-cpu", &StepFigures::hubCpu},
+    {"start", &StepFigures::start},           {"fence", &StepFigures::fence},
+    {"fence+data", &StepFigures::collect},    {"dmodex", &StepFigures::modexMedian},
+    {"dmodex-max", &StepFigures::modexMax},   {"stop", &StepFigures::stop},
+    {"hub-start", &StepFigures::hubStartCpu}, {"hub-run", &StepFigures::hubRunCpu},
 };
 
 double median(std::vector<double> v) {
@@ -203,6 +203,9 @@ void printTable(const Options &o, std::uint32_t fanOut, const Rows &rows) {
     std::printf("\n");
     for (const auto &[n, f] : rows)
         printRow(n, f, nullptr);
+    std::printf("(start, stop: all servers ready and joined / gone; fences: last rank in to last "
+                "out; dmodex: one Get, median and slowest; hub-start, hub-run: CPU of srun's hub "
+                "thread until all joined / while the clients ran)\n");
     const auto &[base, first] = *rows.begin();
     std::printf("ratio to N=%u:\n", base);
     for (const auto &[n, f] : rows)
@@ -210,13 +213,14 @@ void printTable(const Options &o, std::uint32_t fanOut, const Rows &rows) {
 }
 
 // Each fan-out's figures against the first fan-out's, same N, same run.
-void printComparison(const Options &o, const std::map<std::uint32_t, Rows> &byFanOut) {
-    const Rows &base = byFanOut.at(o.fanOuts.front());
+void printComparison(const Options &o, std::map<std::uint32_t, Rows> &byFanOut) {
+    const Rows &base = byFanOut[o.fanOuts.front()];
     for (std::size_t i = 1; i < o.fanOuts.size(); ++i) {
         std::printf("ratio %s / %s:\n", fenceName(o.fanOuts[i]).c_str(),
                     fenceName(o.fanOuts.front()).c_str());
-        for (const auto &[n, f] : byFanOut.at(o.fanOuts[i]))
-            printRow(n, f, &base.at(n));
+        for (const auto &[n, f] : byFanOut[o.fanOuts[i]])
+            if (auto b = base.find(n); b != base.end())
+                printRow(n, f, &b->second);
     }
 }
 
@@ -257,30 +261,39 @@ int main(int argc, char **argv) {
         return 2;
     raiseDescriptorLimit();
     // Fan-outs interleaved within each repetition: the machine's drift
-    // touches them alike.
+    // touches them alike. A failed run is told and counted, not averaged.
     std::map<std::uint32_t, std::map<std::uint32_t, std::vector<StepFigures>>> runs;
+    int failed = 0;
     for (auto n : o.nodeCounts) {
         o.setup.nodes = n;
         for (int i = 0; i < o.repeat; ++i)
             for (auto k : o.fanOuts) {
                 o.setup.fanOut = k;
                 auto f = runStep(o.setup);
-                if (!f) {
-                    std::fprintf(stderr, "server_scale: N=%u, %s, run %d failed: %s\n", n,
-                                 fenceName(k).c_str(), i + 1, f.error().message.c_str());
-                    return 1;
+                if (f) {
+                    runs[k][n].push_back(*f);
+                    continue;
                 }
-                runs[k][n].push_back(*f);
+                ++failed;
+                std::fprintf(stderr, "server_scale: N=%u, %s, run %d failed: %s\n", n,
+                             fenceName(k).c_str(), i + 1, f.error().message.c_str());
             }
         std::fprintf(stderr, "server_scale: N=%u done\n", n);
     }
+    if (failed > 0)
+        std::printf("server_scale: %d of %zu runs failed (stderr says why); medians of the "
+                    "others\n",
+                    failed,
+                    o.nodeCounts.size() * o.fanOuts.size() * static_cast<std::size_t>(o.repeat));
     std::map<std::uint32_t, Rows> byFanOut;
     for (auto k : o.fanOuts) {
         for (auto &[n, list] : runs[k])
             byFanOut[k][n] = medians(list);
+        if (byFanOut[k].empty())
+            continue;
         printTable(o, k, byFanOut[k]);
         printFits(byFanOut[k]);
     }
     printComparison(o, byFanOut);
-    return 0;
+    return failed > 0 ? 1 : 0;
 }
