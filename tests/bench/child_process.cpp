@@ -1,9 +1,9 @@
 #include "child_process.hpp"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,15 +29,20 @@ pid_t spawnChild(const ChildSpec &spec, std::string &error) {
         argv.push_back(a.data());
     argv.push_back(nullptr);
 
-    // fork, not posix_spawn: the child may have to drop root first. It
-    // calls only async-signal-safe functions (the hub's thread runs).
-    pid_t pid = fork();
+    // vfork, not posix_spawn: the child may have to drop root first. Not
+    // fork either: copying the address space would make every later write
+    // fault and shoot down TLBs on the hub's thread, billing srun's hub for
+    // the harness's spawning. The child shares this memory until exec, so
+    // it calls only raw system calls (glibc's setuid would change the
+    // credentials of the harness's threads too).
+    pid_t pid = vfork();
     if (pid == 0) {
         for (auto [child, parent] : spec.fds)
             if (child == parent ? fcntl(child, F_SETFD, 0) != 0 : dup2(parent, child) < 0)
                 _exit(126);
-        if (spec.user && (setgroups(0, nullptr) != 0 || setgid(spec.user->gid) != 0 ||
-                          setuid(spec.user->uid) != 0))
+        if (spec.user &&
+            (syscall(SYS_setgroups, 0, nullptr) != 0 || syscall(SYS_setgid, spec.user->gid) != 0 ||
+             syscall(SYS_setuid, spec.user->uid) != 0))
             _exit(126);
         execve(argv[0], argv.data(), envp.data());
         _exit(127);

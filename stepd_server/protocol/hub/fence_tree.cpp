@@ -320,8 +320,15 @@ void FenceTree::onParentClosed(const std::string &why) {
             250, 0);
         return;
     }
-    breakTree("lost the fence tree link to parent " +
-              nodeText(settings_.shape.parentOf(settings_.nodeIndex)) + ": " + why);
+    const std::string lost = (parentEverJoined_ ? "lost the fence tree link to parent "
+                                                : "could not join the fence tree parent ") +
+                             nodeText(settings_.shape.parentOf(settings_.nodeIndex)) + ": " + why;
+    const bool never = !parentEverJoined_ && !broken_;
+    breakTree(lost);
+    // The parent waits for this subtree and has no link to see it gone:
+    // the server must go, so that srun's hub reports it and ends the step.
+    if (never && settings_.onUnreachableParent)
+        settings_.onUnreachableParent(lost);
 }
 
 void FenceTree::sendUp(std::string payload) {

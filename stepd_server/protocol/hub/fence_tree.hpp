@@ -11,8 +11,10 @@
 //
 // A lost or misbehaving link fails every pending fence and every later
 // one with a message naming the node, and closes the other links so that
-// the whole tree learns it at once (the hub reports the lost server and srun
-// ends the step). Loop thread only.
+// the whole tree learns it at once (the hub reports a lost server and srun
+// ends the step); a parent that cannot be joined at all stops the server
+// (onUnreachableParent), as nothing else would tell its parent. Loop
+// thread only.
 
 #include "data_reply.hpp"
 #include "tree_shape.hpp"
@@ -41,6 +43,8 @@ public:
         // makes room when flooded) is tried again this long.
         int joinRetryMs = 30000;
         std::function<void(const std::string &)> log;
+        // The parent could not be joined within joinRetryMs.
+        std::function<void(const std::string &)> onUnreachableParent;
     };
 
     FenceTree(uv_loop_t *loop, Settings settings);

@@ -136,6 +136,20 @@ void HubLink::onWelcome(const wire::Frame &f) {
         FenceTree::Settings ts{settings_.secret, settings_.nodeIndex,
                                TreeShape(settings_.nodeCount, m->fanOut), statuses_};
         ts.log = [this](const std::string &line) { host_.log(line); };
+        ts.onUnreachableParent = [this](const std::string &why) {
+            // Not from inside the tree (stopping the server frees it): from
+            // the loop, the hub link closes; the hub sees this server go,
+            // and onClosed stops it.
+            treeFailure_ = why;
+            uv_timer_start(
+                retry_.get(),
+                [](uv_timer_t *t) {
+                    auto *link = static_cast<HubLink *>(t->data);
+                    if (link->conn_)
+                        link->conn_->close(link->treeFailure_);
+                },
+                0, 0);
+        };
         tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
         if (tree_->hasChildren()) {
             std::string error;

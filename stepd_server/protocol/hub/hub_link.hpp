@@ -112,6 +112,7 @@ private:
     std::map<std::string, std::uint64_t> fenceCounters_;
     std::map<std::string, DataReply> fences_;
     std::unique_ptr<FenceTree> tree_;
+    std::string treeFailure_; // why the server leaves: its tree parent is unreachable
     struct HeldFence {
         std::vector<std::uint32_t> nodes;
         bool collect;

@@ -120,6 +120,19 @@ int rawConnect(int port) {
     return fd;
 }
 
+// A loopback port nobody listens on (bound a moment, then let go).
+int unusedPort() {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    bind(fd, reinterpret_cast<sockaddr *>(&a), len);
+    getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
 // True once the other end closed fd (what it sent first is drained).
 bool peerClosed(int fd) {
     pollfd p{fd, POLLIN, 0};
@@ -216,4 +229,27 @@ TEST_F(FenceTreeTest, StrangersOnTheListenerAreClosedAndChangeNothing) {
     ASSERT_TRUE(fenceAll({1, 2, 0}, true, out));
     for (auto &o : out)
         EXPECT_EQ(o.data, "D0D+1D++2");
+}
+
+TEST_F(FenceTreeTest, AParentThatCannotBeJoinedStopsTheServer) {
+    // Node 1's parent listens nowhere: its fence fails, and the server is
+    // told to go (its parent would wait for it with no link to see it gone).
+    std::string unreachable;
+    hub::FenceTree::Settings s{secret_, 1, hub::TreeShape(2, 2), kStatuses};
+    s.joinRetryMs = 600;
+    std::vector<std::string> lines;
+    s.log = [&](const std::string &line) { lines.push_back(line); };
+    s.onUnreachableParent = [&](const std::string &why) { unreachable = why; };
+    hub::FenceTree child(&loop_, std::move(s));
+    Outcome f;
+    child.fence(false, "", f.reply());
+    child.connectParent("127.0.0.1", unusedPort());
+    ASSERT_TRUE(runUntil([&] { return !unreachable.empty(); }, 5));
+    EXPECT_EQ(unreachable.rfind("could not join the fence tree parent node index 0: ", 0), 0u)
+        << unreachable;
+    ASSERT_TRUE(f.status);
+    EXPECT_EQ(*f.status, kStatuses.lostConnection);
+    ASSERT_FALSE(lines.empty());
+    EXPECT_EQ(lines[0].rfind("could not join the fence tree parent node index 0 (", 0), 0u)
+        << lines[0];
 }
