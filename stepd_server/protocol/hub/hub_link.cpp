@@ -132,40 +132,44 @@ void HubLink::onWelcome(const wire::Frame &f) {
     for (auto &[type, payload] : queued_)
         conn_->send(type, payload);
     queued_.clear();
-    if (m->fanOut > 0 && settings_.nodeCount > 1) {
-        FenceTree::Settings ts{settings_.secret, settings_.nodeIndex,
-                               TreeShape(settings_.nodeCount, m->fanOut), statuses_};
-        ts.log = [this](const std::string &line) { host_.log(line); };
-        ts.onUnreachableParent = [this](const std::string &why) {
-            // Not from inside the tree (stopping the server frees it): from
-            // the loop, the hub link closes; the hub sees this server go,
-            // and onClosed stops it.
-            treeFailure_ = why;
-            uv_timer_start(
-                retry_.get(),
-                [](uv_timer_t *t) {
-                    auto *link = static_cast<HubLink *>(t->data);
-                    if (link->conn_)
-                        link->conn_->close(link->treeFailure_);
-                },
-                0, 0);
-        };
-        tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
-        if (tree_->hasChildren()) {
-            std::string error;
-            const int port = tree_->listen(conn_->tcp(), error);
-            if (port == 0) {
-                conn_->close(error);
-                return;
-            }
-            conn_->send(MessageType::TreeListen,
-                        wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(port)}));
-        }
-    }
+    if (m->fanOut > 0 && settings_.nodeCount > 1 && !startTree(m->fanOut))
+        return;
     auto held = std::move(held_);
     held_.clear();
     for (auto &h : held)
         fence(std::move(h.nodes), h.collect, std::move(h.data), std::move(h.done));
+}
+
+bool HubLink::startTree(std::uint32_t fanOut) {
+    FenceTree::Settings ts{settings_.secret, settings_.nodeIndex,
+                           TreeShape(settings_.nodeCount, fanOut), statuses_};
+    ts.log = [this](const std::string &line) { host_.log(line); };
+    ts.onUnreachableParent = [this](const std::string &why) {
+        // Not from inside the tree (stopping the server frees it): from the
+        // loop, the hub link closes; the hub sees this server go, and
+        // onClosed stops it.
+        treeFailure_ = why;
+        uv_timer_start(
+            retry_.get(),
+            [](uv_timer_t *t) {
+                auto *link = static_cast<HubLink *>(t->data);
+                if (link->conn_)
+                    link->conn_->close(link->treeFailure_);
+            },
+            0, 0);
+    };
+    tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
+    if (!tree_->hasChildren())
+        return true;
+    std::string error;
+    const int port = tree_->listen(conn_->tcp(), error);
+    if (port == 0) {
+        conn_->close(error);
+        return false;
+    }
+    conn_->send(MessageType::TreeListen,
+                wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(port)}));
+    return true;
 }
 
 bool HubLink::onTreeParent(const wire::Frame &f) {

@@ -88,6 +88,9 @@ private:
     // Handles one frame; false once the connection is gone.
     bool handle(wire::Frame &f);
     void onWelcome(const wire::Frame &f);
+    // Joins the fence tree the hub's welcome asked for; false once the
+    // connection is gone (no port to take the children on).
+    bool startTree(std::uint32_t fanOut);
     bool onTreeParent(const wire::Frame &f);
     void fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, std::string data,
                          DataReply done);
