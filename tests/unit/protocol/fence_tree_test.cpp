@@ -1,10 +1,12 @@
 // The fence tree (hub/fence_tree.hpp) with real links on loopback and one
 // libuv loop here: every node gets every node's data in node order (the
 // bytes the hub's star gives), whatever order the nodes fence in; a lost
-// child fails the fence everywhere, naming the node; strangers on a
-// parent's listener are closed and change nothing.
+// child, or one whose contribution is malformed, fails the fence
+// everywhere, naming the node; a parent that cannot be joined stops the
+// server; strangers on a parent's listener are closed and change nothing.
 
 #include "hub/fence_tree.hpp"
+#include "wire/payloads.hpp"
 #include "wire/secret.hpp"
 
 #include "reply_outcome.hpp"
@@ -252,4 +254,31 @@ TEST_F(FenceTreeTest, AParentThatCannotBeJoinedStopsTheServer) {
     ASSERT_FALSE(lines.empty());
     EXPECT_EQ(lines[0].rfind("could not join the fence tree parent node index 0 (", 0), 0u)
         << lines[0];
+}
+
+TEST_F(FenceTreeTest, AChildsMalformedContributionBreaksTheTreeNamingIt) {
+    build(3, 2);             // 0; 1 2
+    nodes_[1]->tree.reset(); // node 1 is an impostor with the secret instead
+    bool welcomed = false;
+    uvnet::FrameConnection::Callbacks cb;
+    cb.onFrames = [&](uvnet::FrameConnection &c, std::vector<wire::Frame> &frames) {
+        for (auto &f : frames)
+            if (f.type == wire::MessageType::Challenge) {
+                c.send(c.channel().makeHello(1));
+            } else if (f.type == wire::MessageType::Welcome) {
+                welcomed = true;
+                // Node 1's subtree is one node, not five.
+                c.send(wire::MessageType::TreeUp, wire::encode(wire::TreeUpMsg{1, false, 5, ""}));
+            }
+    };
+    cb.onClosed = [](uvnet::FrameConnection &, const std::string &) {};
+    auto impostor =
+        uvnet::FrameConnection::connect(&loop_, "127.0.0.1", nodes_[0]->port, secret_, cb);
+    Outcome f;
+    nodes_[0]->tree->fence(false, "", f.reply());
+    ASSERT_TRUE(runUntil([&] { return f.status.has_value(); }, 5));
+    EXPECT_TRUE(welcomed);
+    EXPECT_EQ(*f.status, kStatuses.lostConnection);
+    EXPECT_TRUE(nodes_[0]->logged("fence 1 failed: lost the fence tree link to child node index "
+                                  "1: malformed fence tree contribution"));
 }
