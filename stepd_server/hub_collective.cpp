@@ -14,6 +14,7 @@ hub::HubLink::Settings linkSettings(const StepConfig &c, timeline::Recorder mark
     s.hubPort = c.hubPort;
     s.secret = c.secret;
     s.nodeIndex = c.nodeIndex;
+    s.nodeCount = static_cast<std::uint32_t>(c.plan.nodes.size());
     s.dmodexTimeoutSec = c.dmodexTimeoutSec;
     s.nodeOfRank.reserve(c.plan.ranks.size());
     for (const auto &r : c.plan.ranks)

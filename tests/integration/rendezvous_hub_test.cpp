@@ -2,6 +2,7 @@
 // servers that know the step secret complete fences and direct modex
 // through it; a peer without the secret is dropped and changes nothing.
 
+#include "../unit/protocol/reply_outcome.hpp"
 #include "hub/rendezvous_hub.hpp"
 #include "uv/frame_connection.hpp"
 #include "wire/payloads.hpp"
@@ -109,14 +110,7 @@ void closeLoop(uv_loop_t *loop) {
 }
 
 template <class Pred> bool runUntil(uv_loop_t *loop, Pred done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > deadline)
-            return false;
-        uv_run(loop, UV_RUN_NOWAIT);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
+    return protocol_test::runLoopUntil(loop, done);
 }
 
 class HubTest : public ::testing::Test {
@@ -130,6 +124,7 @@ protected:
             abortStatus = status;
         };
         events.onFailure = [this](const std::string &) { ++failures; };
+        events.onJoined = [this](std::uint32_t node) { joinedMask |= 1 << node; };
         std::string error;
         // Ranks 0,2 on node 0; ranks 1,3 on node 1.
         hub = hub::RendezvousHub::start({0, 1, 0, 1}, 2, secret, events, settings(), error);
@@ -143,7 +138,7 @@ protected:
     uv_loop_t loop{};
     std::string secret;
     std::unique_ptr<hub::RendezvousHub> hub;
-    std::atomic<int> abortRank{-1}, abortStatus{-1}, failures{0};
+    std::atomic<int> abortRank{-1}, abortStatus{-1}, failures{0}, joinedMask{0};
 };
 
 } // namespace
@@ -161,6 +156,45 @@ TEST_F(HubTest, FenceReturnsEveryNodesDataToEveryNode) {
         EXPECT_EQ(done->fenceId, "0,1,#0");
         EXPECT_EQ(done->data, "AABB");
     }
+}
+
+TEST_F(HubTest, EachJoinedServerIsReported) {
+    Peer a(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return a.ready; }));
+    EXPECT_EQ(joinedMask.load(), 0b10);
+    Peer intruder(&loop, hub->port(), std::string(32, 'x'), 0);
+    runUntil(&loop, [&] { return intruder.closed; });
+    EXPECT_EQ(joinedMask.load(), 0b10); // no secret: not a server
+    Peer b(&loop, hub->port(), secret, 0);
+    ASSERT_TRUE(runUntil(&loop, [&] { return b.ready; }));
+    EXPECT_EQ(joinedMask.load(), 0b11);
+}
+
+TEST_F(HubTest, TheHubTellsEachChildWhereItsTreeParentListens) {
+    // Node 1 joins first; node 0 (the root, its parent) then says where it
+    // listens, as seen from the hub: node 1 learns it once both are known.
+    Peer child(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return child.ready; }));
+    Peer root(&loop, hub->port(), secret, 0);
+    ASSERT_TRUE(runUntil(&loop, [&] { return root.ready; }));
+    root.conn->send(MessageType::TreeListen, encode(TreeListenMsg{4242}));
+    ASSERT_TRUE(runUntil(&loop, [&] { return !child.frames.empty(); }));
+    ASSERT_EQ(child.frames[0].type, MessageType::TreeParent);
+    auto where = decodeTreeParent(child.frames[0].payload);
+    ASSERT_TRUE(where);
+    EXPECT_EQ(where->parentNode, 0u);
+    EXPECT_EQ(where->host, "127.0.0.1");
+    EXPECT_EQ(where->port, 4242u);
+    EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(HubTest, ATreeListenerWithoutChildrenIsMalformed) {
+    // Node 1 of two has no children: its listener is a lie, and the loss of
+    // its server a failure of the step.
+    Peer leaf(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return leaf.ready; }));
+    leaf.conn->send(MessageType::TreeListen, encode(TreeListenMsg{4242}));
+    ASSERT_TRUE(runUntil(&loop, [&] { return leaf.closed && failures.load() == 1; }));
 }
 
 TEST_F(HubTest, DirectModexIsRoutedToTheOwnerAndBack) {

@@ -55,9 +55,10 @@ void HubLink::onClosed(const std::string &why) {
 void HubLink::leave() {
     if (retry_)
         uv_timer_stop(retry_.get());
-    host_.log("served " + std::to_string(fencesDone_) + " fences, asked " +
-              std::to_string(modexAsked_) + " and answered " + std::to_string(modexServed_) +
-              " direct-modex requests");
+    const unsigned fences = fencesDone_ + (tree_ ? tree_->fencesDone() : 0);
+    tree_.reset();
+    host_.log("served " + std::to_string(fences) + " fences, asked " + std::to_string(modexAsked_) +
+              " and answered " + std::to_string(modexServed_) + " direct-modex requests");
     if (!conn_)
         return;
     onLost_ = nullptr;
@@ -89,8 +90,10 @@ bool HubLink::handle(wire::Frame &f) {
         conn_->send(conn_->channel().makeHello(settings_.nodeIndex));
         return true;
     case MessageType::Welcome:
-        onWelcome();
-        return true;
+        onWelcome(f);
+        return conn_ != nullptr;
+    case MessageType::TreeParent:
+        return onTreeParent(f);
     case MessageType::FenceDone:
         return onFenceDone(f);
     case MessageType::DmodexRequest:
@@ -119,7 +122,12 @@ bool HubLink::handle(wire::Frame &f) {
     }
 }
 
-void HubLink::onWelcome() {
+void HubLink::onWelcome(const wire::Frame &f) {
+    auto m = wire::decodeWelcome(f.payload);
+    if (!m || everJoined_) {
+        conn_->close("malformed welcome");
+        return;
+    }
     // Only now is this server in the step: until then the hub may drop the
     // connection (it makes room when flooded) and we retry.
     ready_ = true;
@@ -130,6 +138,55 @@ void HubLink::onWelcome() {
     for (auto &[type, payload] : queued_)
         conn_->send(type, payload);
     queued_.clear();
+    if (m->fanOut > 0 && settings_.nodeCount > 1 && !startTree(m->fanOut))
+        return;
+    auto held = std::move(held_);
+    held_.clear();
+    for (auto &h : held)
+        dispatchFence(std::move(h.nodes), h.collect, std::move(h.data), std::move(h.done));
+}
+
+bool HubLink::startTree(std::uint32_t fanOut) {
+    FenceTree::Settings ts{settings_.secret, settings_.nodeIndex,
+                           TreeShape(settings_.nodeCount, fanOut), statuses_};
+    ts.log = [this](const std::string &line) { host_.log(line); };
+    ts.onUnreachableParent = [this](const std::string &why) {
+        // Not from inside the tree (stopping the server frees it): from the
+        // loop, the hub link closes; the hub sees this server go, and
+        // onClosed stops it.
+        treeFailure_ = why;
+        uv_timer_start(
+            retry_.get(),
+            [](uv_timer_t *t) {
+                auto *link = static_cast<HubLink *>(t->data);
+                if (link->conn_)
+                    link->conn_->close(link->treeFailure_);
+            },
+            0, 0);
+    };
+    tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
+    if (!tree_->hasChildren())
+        return true;
+    std::string error;
+    const int port = tree_->listen(conn_->tcp(), error);
+    if (port == 0) {
+        conn_->close(error);
+        return false;
+    }
+    conn_->send(MessageType::TreeListen,
+                wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(port)}));
+    return true;
+}
+
+bool HubLink::onTreeParent(const wire::Frame &f) {
+    auto m = wire::decodeTreeParent(f.payload);
+    if (!m || !tree_ || settings_.nodeIndex == 0 ||
+        m->parentNode != tree_->shape().parentOf(settings_.nodeIndex)) {
+        conn_->close("malformed fence tree parent");
+        return false;
+    }
+    tree_->connectParent(m->host, static_cast<int>(m->port));
+    return true;
 }
 
 bool HubLink::onFenceDone(const wire::Frame &f) {
@@ -179,16 +236,36 @@ void HubLink::fence(std::vector<std::uint32_t> nodes, bool collect, std::string 
         timeline_.record(timeline::Mark::FenceDone, seq);
         reply(status, std::move(bytes));
     };
+    dispatchFence(std::move(nodes), collect, std::move(data), std::move(done));
+}
+
+// A fence, once marked: held until joined, over the tree when it is a
+// whole-step fence, else through the hub.
+void HubLink::dispatchFence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                            DataReply done) {
+    if (nodes.size() == 1 && nodes[0] == settings_.nodeIndex) {
+        done(statuses_.success, collect ? std::move(data) : std::string());
+        return;
+    }
+    if (!everJoined_) {
+        held_.push_back({std::move(nodes), collect, std::move(data), std::move(done)});
+        return;
+    }
+    if (tree_ && nodes.size() == settings_.nodeCount) {
+        tree_->fence(collect, std::move(data), std::move(done));
+        return;
+    }
+    fenceThroughHub(std::move(nodes), collect, std::move(data), std::move(done));
+}
+
+void HubLink::fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                              DataReply done) {
     // Every participant sees the same sequence of fences over the same node
     // set, so (set, count) names a fence identically on all of them.
     std::string key;
     for (auto n : nodes)
         key += std::to_string(n) + ",";
     std::string id = key + "#" + std::to_string(fenceCounters_[key]++);
-    if (nodes.size() == 1 && nodes[0] == settings_.nodeIndex) {
-        done(statuses_.success, collect ? std::move(data) : std::string());
-        return;
-    }
     fences_[id] = std::move(done);
     send(MessageType::Fence,
          wire::encode(wire::FenceMsg{id, std::move(nodes), collect,
@@ -237,6 +314,14 @@ void HubLink::abort(std::uint32_t rank, int status, std::string message) {
 }
 
 void HubLink::failAll(const std::string &why) {
+    auto held = std::move(held_);
+    held_.clear();
+    for (auto &h : held) {
+        host_.log("a fence failed before joining srun's rendezvous: " + why);
+        h.done(statuses_.lostConnection, {});
+    }
+    if (tree_)
+        tree_->failAll(why);
     auto fences = std::move(fences_);
     fences_.clear();
     for (auto &[id, done] : fences) {

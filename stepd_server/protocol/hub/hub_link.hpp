@@ -7,6 +7,8 @@
 // what it needs of its node server (this node's data of a rank, the
 // library's status codes and their text, the log) comes through LinkHost.
 
+#include "data_reply.hpp"
+#include "fence_tree.hpp"
 #include "timeline/step_timeline.hpp"
 #include "uv/frame_connection.hpp"
 #include "uv/uv_handle.hpp"
@@ -19,17 +21,6 @@
 #include <vector>
 
 namespace stepmap::hub {
-
-// Completion of a fence or direct modex: a status (the node library's code)
-// and the bytes to hand back.
-using DataReply = std::function<void(int status, std::string data)>;
-
-// The statuses the link reports on its own, in the node library's codes.
-struct LinkStatuses {
-    int success = 0;
-    int timeout = -1;
-    int lostConnection = -2;
-};
 
 // What the link needs of the node server it serves. Loop thread.
 class LinkHost {
@@ -49,6 +40,7 @@ public:
         int hubPort = 0;
         std::string secret; // raw bytes
         std::uint32_t nodeIndex = 0;
+        std::uint32_t nodeCount = 1; // the plan's
         int dmodexTimeoutSec = 60;
         // Until the first join, a connection the hub drops before the
         // handshake (it makes room when flooded) is tried again this long.
@@ -72,7 +64,10 @@ public:
     // Tells the hub this server leaves normally, then closes.
     void leave();
 
-    // nodes: sorted participating node indices.
+    // nodes: sorted participating node indices. A fence of every node runs
+    // over the fence tree when the hub's welcome asks for one; others, and
+    // all without a tree, through the hub. Until the welcome, fences wait
+    // (every node must choose the same way).
     void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data, DataReply done);
     void directModex(std::uint32_t rank, DataReply done);
     void abort(std::uint32_t rank, int status, std::string message);
@@ -96,7 +91,15 @@ private:
     void onFrames(std::vector<wire::Frame> &frames);
     // Handles one frame; false once the connection is gone.
     bool handle(wire::Frame &f);
-    void onWelcome();
+    void onWelcome(const wire::Frame &f);
+    // Joins the fence tree the hub's welcome asked for; false once the
+    // connection is gone (no port to take the children on).
+    bool startTree(std::uint32_t fanOut);
+    bool onTreeParent(const wire::Frame &f);
+    void dispatchFence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                       DataReply done);
+    void fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                         DataReply done);
     bool onFenceDone(const wire::Frame &f);
     bool onDmodexRequest(const wire::Frame &f);
     void send(wire::MessageType type, std::string payload);
@@ -117,6 +120,15 @@ private:
     std::vector<std::pair<wire::MessageType, std::string>> queued_;
     std::map<std::string, std::uint64_t> fenceCounters_;
     std::map<std::string, DataReply> fences_;
+    std::unique_ptr<FenceTree> tree_;
+    std::string treeFailure_; // why the server leaves: its tree parent is unreachable
+    struct HeldFence {
+        std::vector<std::uint32_t> nodes;
+        bool collect;
+        std::string data;
+        DataReply done;
+    };
+    std::vector<HeldFence> held_; // until the welcome
     std::uint64_t nextModexId_ = 1;
     std::map<std::uint64_t, PendingModex> modex_;
     // For the per-step log at exit.

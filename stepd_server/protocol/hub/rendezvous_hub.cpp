@@ -1,18 +1,22 @@
 #include "rendezvous_hub.hpp"
 
 #include "timeline/step_timeline.hpp"
+#include "tree_shape.hpp"
+
 #include "unique_fd.hpp"
 #include "uv/frame_connection.hpp"
 #include "uv/uv_handle.hpp"
 #include "wire/payloads.hpp"
 
 #include <netdb.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +67,9 @@ struct RendezvousHub::State {
     std::map<uvnet::FrameConnection *, Peer> peers;
     std::map<std::uint32_t, uvnet::FrameConnection *> servers; // the joined ones, by node
     std::size_t maxUnauthenticated = 64;
+    // Peers in PeerState::Unauthenticated, counted so that admitting one
+    // costs no walk over every connection.
+    std::size_t unauthenticated = 0;
     // At the end, connections that do not take their last frames in time
     // are cut, so a vanished node cannot keep srun from exiting.
     uvnet::UvHandlePtr<uv_timer_t> closeDeadline;
@@ -72,6 +79,9 @@ struct RendezvousHub::State {
         std::map<std::uint32_t, std::string> data;
     };
     std::map<std::string, Fence> fences;
+    // The fence tree: where each server with children takes them.
+    std::uint32_t fanOut = 0;
+    std::map<std::uint32_t, std::pair<std::string, std::uint32_t>> treeListeners;
     // Direct-modex requests for nodes whose server has not connected yet;
     // sent on as soon as it does (each requester has its own deadline).
     std::map<std::uint32_t, std::vector<std::string>> waitingForServer;
@@ -90,6 +100,9 @@ struct RendezvousHub::State {
     void join(Peer &peer);
     void handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f);
     void onFence(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onTreeListen(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    // Tells child where its tree parent listens, once both are known.
+    void sendTreeParent(std::uint32_t child);
     void onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onRankExit(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
@@ -137,12 +150,12 @@ void RendezvousHub::State::admit(uv_stream_t *server) {
     if (!c || c->closing())
         return;
     std::string source = peerAddress(*c);
-    if (peersIn(PeerState::Unauthenticated).size() >= maxUnauthenticated &&
-        !evictForNewcomer(source))
+    if (unauthenticated >= maxUnauthenticated && !evictForNewcomer(source))
         return; // c goes: closed quietly
     auto *raw = c.get();
     peers.emplace(raw, Peer{std::move(c), PeerState::Unauthenticated, 0,
                             std::chrono::steady_clock::now(), std::move(source)});
+    ++unauthenticated;
 }
 
 bool RendezvousHub::State::evictForNewcomer(const std::string &source) {
@@ -219,10 +232,15 @@ void RendezvousHub::State::join(Peer &peer) {
         return;
     }
     peer.state = PeerState::Joined;
+    --unauthenticated;
     peer.node = node;
     servers[node] = &c;
     everConnected.insert(node);
-    c.send(MessageType::Welcome, std::string());
+    c.send(MessageType::Welcome, wire::encode(wire::WelcomeMsg{fanOut}));
+    if (fanOut > 0 && node > 0)
+        sendTreeParent(node);
+    if (events.onJoined)
+        events.onJoined(node);
     if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
         for (auto &payload : w->second)
             c.send(MessageType::DmodexRequest, payload);
@@ -237,6 +255,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
         return;
     case MessageType::DmodexRequest:
         onDmodexRequest(node, c, f);
+        return;
+    case MessageType::TreeListen:
+        onTreeListen(node, c, f);
         return;
     case MessageType::DmodexResponse: {
         auto m = wire::decodeDmodexResponse(f.payload);
@@ -308,6 +329,29 @@ void RendezvousHub::State::onFence(std::uint32_t node, uvnet::FrameConnection &c
     fences.erase(m->fenceId);
 }
 
+void RendezvousHub::State::onTreeListen(std::uint32_t node, uvnet::FrameConnection &c,
+                                        const wire::Frame &f) {
+    auto m = wire::decodeTreeListen(f.payload);
+    const TreeShape shape(static_cast<std::uint32_t>(serverNodes.size()), fanOut);
+    if (!m || fanOut == 0 || shape.childrenOf(node).empty() || treeListeners.count(node)) {
+        c.close("malformed fence tree listener");
+        return;
+    }
+    treeListeners[node] = {peerAddress(c), m->port};
+    for (auto child : shape.childrenOf(node))
+        sendTreeParent(child);
+}
+
+void RendezvousHub::State::sendTreeParent(std::uint32_t child) {
+    const std::uint32_t parent =
+        TreeShape(static_cast<std::uint32_t>(serverNodes.size()), fanOut).parentOf(child);
+    auto where = treeListeners.find(parent);
+    if (where == treeListeners.end() || !servers.count(child))
+        return;
+    sendTo(child, MessageType::TreeParent,
+           wire::encode(wire::TreeParentMsg{parent, where->second.first, where->second.second}));
+}
+
 void RendezvousHub::State::onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c,
                                            const wire::Frame &f) {
     auto m = wire::decodeDmodexRequest(f.payload);
@@ -343,6 +387,8 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
     // An unauthenticated peer or one that left goes quietly; the loss of a
     // joined server ends the step.
     const bool lost = it->second.state == PeerState::Joined;
+    if (it->second.state == PeerState::Unauthenticated)
+        --unauthenticated;
     const std::uint32_t node = it->second.node;
     peers.erase(it); // the connection's memory goes once libuv is done with it
     if (stopping && peers.empty())
@@ -567,6 +613,9 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
     st->secret = std::move(secret);
     st->events = std::move(events);
     st->settings = settings;
+    // The tree needs servers on nodes 0..nodeCount-1, as plans place them.
+    const bool everyNode = st->serverNodes.size() == nodeCount && nodeCount > 1;
+    st->fanOut = everyNode ? settings.fenceFanOut : 0;
     // Room for every server to be mid-handshake at once, several times over.
     st->maxUnauthenticated = std::max(settings.maxUnauthenticated, 4 * st->serverNodes.size());
 
@@ -590,6 +639,16 @@ int RendezvousHub::port() const {
 
 std::string RendezvousHub::address() const {
     return state_->address + ":" + std::to_string(state_->port);
+}
+
+double RendezvousHub::cpuMs() const {
+    clockid_t clock;
+    timespec used{};
+    if (!state_->thread.joinable() ||
+        pthread_getcpuclockid(state_->thread.native_handle(), &clock) != 0 ||
+        clock_gettime(clock, &used) != 0)
+        return 0;
+    return static_cast<double>(used.tv_sec) * 1e3 + static_cast<double>(used.tv_nsec) / 1e6;
 }
 
 void RendezvousHub::shutdown(int status, const std::string &reason) {

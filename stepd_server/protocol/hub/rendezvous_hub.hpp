@@ -26,6 +26,8 @@ public:
         std::function<void(std::uint32_t rank, int status)> onRankExit;
         // A node server vanished or misbehaved: the step cannot go on. Hub thread.
         std::function<void(const std::string &why)> onFailure;
+        // The server of node joined (authenticated). Hub thread.
+        std::function<void(std::uint32_t node)> onJoined;
         // A server's marks as it leaves (srun -v's breakdown). Hub thread.
         std::function<void(std::uint32_t node, std::vector<timeline::Event> events)> onTimeline;
     };
@@ -49,6 +51,9 @@ public:
         // servers out.
         int handshakeDeadlineMs = 5000;
         std::size_t maxUnauthenticated = 64;
+        // Fences of every node run over a tree of node servers with this
+        // fan-out (hub/fence_tree.hpp); 0: all fences through the hub.
+        std::uint32_t fenceFanOut = 16;
     };
 
     // nodeOfRank: the plan's node index per rank; servers run on the nodes
@@ -64,6 +69,8 @@ public:
     int port() const;
     // "ADDRESS:PORT" (numeric) for the node servers.
     std::string address() const;
+    // CPU time the hub's thread used so far (ms): what the step costs srun.
+    double cpuMs() const;
     // Tells every server the step is over (status, reason) and stops.
     void shutdown(int status, const std::string &reason);
 

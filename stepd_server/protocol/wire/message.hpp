@@ -15,9 +15,14 @@ enum class MessageType : std::uint8_t {
     DmodexResponse = 6, // owner -> hub -> origin: request id, origin node, status, data
     Abort = 7,          // server -> hub: rank, status, message
     Shutdown = 8,       // hub -> server: the step is ending, status
-    Welcome = 9,        // hub -> server: the Hello was accepted (empty)
+    Welcome = 9,        // hub -> server: the Hello was accepted; the fence tree's fan-out
     RankExit = 10,      // server -> hub: a rank of its node failed: rank, exit status (AbortMsg)
-    Timeline = 11,      // server -> hub, as it leaves: its marks (timeline/step_timeline.hpp)
+    // The fence tree (whole-step fences; see hub/fence_tree.hpp):
+    TreeListen = 11, // server -> hub: the port it takes its tree children on
+    TreeParent = 12, // hub -> server: where its tree parent listens
+    TreeUp = 13,     // child -> parent: a fence's contributions of the child's subtree
+    TreeDown = 14,   // parent -> child: the fence's result
+    Timeline = 15,   // server -> hub, as it leaves: its marks (timeline/step_timeline.hpp)
 };
 
 constexpr std::size_t kNonceSize = 16;

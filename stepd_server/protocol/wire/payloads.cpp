@@ -10,6 +10,8 @@ namespace {
 constexpr std::size_t kMaxId = 4096;
 constexpr std::size_t kMaxText = 64 * 1024;
 constexpr std::uint32_t kMaxNodes = 1u << 20;
+constexpr std::size_t kMaxHost = 256;
+constexpr std::uint32_t kMaxFanOut = 1024;
 
 std::string str(ByteWriter &w) {
     return std::string(w.bytes().begin(), w.bytes().end());
@@ -17,6 +19,61 @@ std::string str(ByteWriter &w) {
 
 ByteReader reader(const std::string &s) {
     return ByteReader(reinterpret_cast<const std::uint8_t *>(s.data()), s.size());
+}
+
+// The fence tree's messages are written field by field through these.
+void put(ByteWriter &w, std::uint32_t v) {
+    w.u32(v);
+}
+void put(ByteWriter &w, std::uint64_t v) {
+    w.u64(v);
+}
+void put(ByteWriter &w, std::int32_t v) {
+    w.i32(v);
+}
+void put(ByteWriter &w, bool v) {
+    w.u8(v ? 1 : 0);
+}
+void put(ByteWriter &w, const std::string &v) {
+    w.blob(v);
+}
+
+template <class T> bool take(std::optional<T> got, T &out) {
+    if (got)
+        out = std::move(*got);
+    return got.has_value();
+}
+bool get(ByteReader &r, std::uint32_t &v) {
+    return take(r.u32(), v);
+}
+bool get(ByteReader &r, std::uint64_t &v) {
+    return take(r.u64(), v);
+}
+bool get(ByteReader &r, std::int32_t &v) {
+    return take(r.i32(), v);
+}
+bool get(ByteReader &r, bool &v) {
+    std::uint8_t b = 2;
+    return take(r.u8(), b) && b <= 1 && ((v = b == 1), true);
+}
+bool get(ByteReader &r, std::string &v) {
+    return take(r.blob(kMaxFrameSize), v);
+}
+
+template <class... T> std::string encodeFields(const T &...fields) {
+    ByteWriter w;
+    (put(w, fields), ...);
+    return str(w);
+}
+
+// Every field in order, and nothing after them.
+template <class... T> bool decodeFields(const std::string &s, T &...fields) {
+    auto r = reader(s);
+    return (get(r, fields) && ...) && r.atEnd();
+}
+
+bool isPort(std::uint32_t port) {
+    return port >= 1 && port <= 65535;
 }
 
 } // namespace
@@ -143,6 +200,83 @@ std::optional<ShutdownMsg> decodeShutdown(const std::string &s) {
     if (!status || !text || !r.atEnd())
         return std::nullopt;
     return ShutdownMsg{*status, std::move(*text)};
+}
+
+std::string encode(const WelcomeMsg &m) {
+    return encodeFields(m.fanOut);
+}
+
+std::optional<WelcomeMsg> decodeWelcome(const std::string &s) {
+    WelcomeMsg m;
+    if (!s.empty() && (!decodeFields(s, m.fanOut) || m.fanOut > kMaxFanOut))
+        return std::nullopt;
+    return m;
+}
+
+std::string encode(const TreeListenMsg &m) {
+    return encodeFields(m.port);
+}
+
+std::optional<TreeListenMsg> decodeTreeListen(const std::string &s) {
+    TreeListenMsg m;
+    const bool ok = decodeFields(s, m.port) && isPort(m.port);
+    return ok ? std::optional(m) : std::nullopt;
+}
+
+std::string encode(const TreeParentMsg &m) {
+    return encodeFields(m.parentNode, m.host, m.port);
+}
+
+std::optional<TreeParentMsg> decodeTreeParent(const std::string &s) {
+    TreeParentMsg m;
+    const bool ok = decodeFields(s, m.parentNode, m.host, m.port) && !m.host.empty() &&
+                    m.host.size() <= kMaxHost && isPort(m.port);
+    return ok ? std::optional(std::move(m)) : std::nullopt;
+}
+
+std::string encode(const TreeUpMsg &m) {
+    return encodeFields(m.sequence, m.collect, m.count, m.records);
+}
+
+std::optional<TreeUpMsg> decodeTreeUp(const std::string &s) {
+    TreeUpMsg m;
+    const bool ok = decodeFields(s, m.sequence, m.collect, m.count, m.records) && m.count > 0 &&
+                    m.count <= kMaxNodes && (m.collect || m.records.empty());
+    return ok ? std::optional(std::move(m)) : std::nullopt;
+}
+
+std::string encode(const TreeDownMsg &m) {
+    return encodeFields(m.sequence, m.status, m.data);
+}
+
+std::optional<TreeDownMsg> decodeTreeDown(const std::string &s) {
+    TreeDownMsg m;
+    const bool ok = decodeFields(s, m.sequence, m.status, m.data);
+    return ok ? std::optional(std::move(m)) : std::nullopt;
+}
+
+void appendRecord(std::string &records, const FenceRecord &record) {
+    records += encodeFields(record.node, record.data);
+}
+
+std::optional<std::vector<FenceRecord>>
+decodeRecords(const std::string &records, std::uint32_t count, std::uint32_t nodeCount) {
+    auto r = reader(records);
+    std::vector<FenceRecord> out;
+    // Each record takes 8 bytes at least: a count beyond that is a lie.
+    if (count > records.size() / 8)
+        return std::nullopt;
+    out.reserve(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+        auto node = r.u32();
+        auto data = r.blob(kMaxFrameSize);
+        if (!node || *node >= nodeCount || !data)
+            return std::nullopt;
+        out.push_back({*node, std::move(*data)});
+    }
+    if (!r.atEnd())
+        return std::nullopt;
+    return out;
 }
 
 } // namespace stepmap::wire

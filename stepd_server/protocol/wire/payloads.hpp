@@ -47,6 +47,59 @@ struct ShutdownMsg {
     std::string reason;
 };
 
+// The hub's answer to a Hello. fanOut 0: fences go through the hub (star);
+// else whole-step fences run over a tree of that fan-out. An empty payload
+// decodes as the star.
+struct WelcomeMsg {
+    std::uint32_t fanOut = 0;
+};
+
+struct TreeListenMsg {
+    std::uint32_t port = 0; // 1..65535
+};
+
+struct TreeParentMsg {
+    std::uint32_t parentNode = 0;
+    std::string host; // numeric, as the hub saw the parent
+    std::uint32_t port = 0;
+};
+
+// One node's contribution to a collecting tree fence.
+struct FenceRecord {
+    std::uint32_t node = 0;
+    std::string data;
+};
+
+struct TreeUpMsg {
+    std::uint64_t sequence = 0; // the step's n-th whole-step fence
+    bool collect = false;
+    std::uint32_t count = 0; // nodes contributing (the sender's subtree)
+    std::string records;     // collect: count encoded FenceRecords, any order
+};
+
+struct TreeDownMsg {
+    std::uint64_t sequence = 0;
+    std::int32_t status = 0;
+    std::string data; // every node's data in node order
+};
+
+std::string encode(const WelcomeMsg &);
+std::string encode(const TreeListenMsg &);
+std::string encode(const TreeParentMsg &);
+std::string encode(const TreeUpMsg &);
+std::string encode(const TreeDownMsg &);
+// Appends one record to a TreeUpMsg's records.
+void appendRecord(std::string &records, const FenceRecord &record);
+
+std::optional<WelcomeMsg> decodeWelcome(const std::string &);
+std::optional<TreeListenMsg> decodeTreeListen(const std::string &);
+std::optional<TreeParentMsg> decodeTreeParent(const std::string &);
+std::optional<TreeUpMsg> decodeTreeUp(const std::string &);
+std::optional<TreeDownMsg> decodeTreeDown(const std::string &);
+// Exactly count records, each of a node below nodeCount; nullopt otherwise.
+std::optional<std::vector<FenceRecord>> decodeRecords(const std::string &records,
+                                                      std::uint32_t count, std::uint32_t nodeCount);
+
 std::string encode(const FenceMsg &);
 std::string encode(const FenceDoneMsg &);
 std::string encode(const DmodexRequestMsg &);

@@ -7,6 +7,8 @@
 #include "wire/payloads.hpp"
 #include "wire/secret.hpp"
 
+#include "reply_outcome.hpp"
+
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -18,6 +20,7 @@
 #include <thread>
 
 using namespace stepmap;
+using stepmap::protocol_test::Outcome;
 
 namespace {
 
@@ -43,20 +46,8 @@ struct FakeHost : hub::LinkHost {
     }
 };
 
-// A reply's outcome.
-struct Outcome {
-    std::optional<int> status;
-    std::string data;
-    hub::DataReply reply() {
-        return [this](int s, std::string d) {
-            status = s;
-            data = std::move(d);
-        };
-    }
-};
-
 class HubLinkTest : public ::testing::Test {
-protected:
+public:
     void SetUp() override {
         uv_loop_init(&loop_);
         secret_ = *wire::decodeSecretHex(wire::generateSecretHex());
@@ -74,11 +65,22 @@ protected:
             std::lock_guard lock(mutex_);
             timelines_[node] = std::move(marks);
         };
+        events_ = events;
+        // Ranks 0,2 on node 0; ranks 1,3 on node 1.
+        startHub({0, 1, 0, 1}, 2, 16);
+    }
+
+    void startHub(std::vector<std::uint32_t> nodeOfRank, std::uint32_t nodeCount,
+                  std::uint32_t fanOut) {
+        links_.clear();
+        hub_.reset();
+        nodeOfRank_ = nodeOfRank;
+        nodeCount_ = nodeCount;
         hub::RendezvousHub::Settings s;
         s.host = "127.0.0.1";
+        s.fenceFanOut = fanOut;
         std::string error;
-        // Ranks 0,2 on node 0; ranks 1,3 on node 1.
-        hub_ = hub::RendezvousHub::start({0, 1, 0, 1}, 2, secret_, events, s, error);
+        hub_ = hub::RendezvousHub::start(nodeOfRank, nodeCount, secret_, events_, s, error);
         ASSERT_TRUE(hub_) << error;
     }
 
@@ -96,7 +98,8 @@ protected:
         s.secret = secret_;
         s.nodeIndex = node;
         s.dmodexTimeoutSec = 1;
-        s.nodeOfRank = {0, 1, 0, 1};
+        s.nodeOfRank = nodeOfRank_;
+        s.nodeCount = nodeCount_;
         return s;
     }
 
@@ -107,15 +110,8 @@ protected:
         return *links_.back();
     }
 
-    template <class Pred> bool runUntil(Pred done) {
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (!done()) {
-            if (std::chrono::steady_clock::now() > deadline)
-                return false;
-            uv_run(&loop_, UV_RUN_NOWAIT);
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-        return true;
+    template <class Pred> bool runUntil(Pred done, int seconds = 10) {
+        return protocol_test::runLoopUntil(&loop_, done, seconds);
     }
 
     // Node 0 asks for rank (of node 1) through the hub; the outcome, or none
@@ -137,6 +133,9 @@ protected:
 
     uv_loop_t loop_{};
     std::string secret_;
+    hub::RendezvousHub::Events events_;
+    std::vector<std::uint32_t> nodeOfRank_;
+    std::uint32_t nodeCount_ = 1;
     std::unique_ptr<hub::RendezvousHub> hub_;
     std::vector<std::unique_ptr<hub::HubLink>> links_;
     std::map<std::uint32_t, std::string> lost_;
@@ -162,6 +161,54 @@ TEST_F(HubLinkTest, FenceAcrossNodesCollectsEveryNodesData) {
     EXPECT_EQ(fa.data, "AB");
     EXPECT_EQ(fb.data, "AB");
     EXPECT_TRUE(h0.logged("joined srun's rendezvous"));
+}
+
+// Five nodes, one rank each: every node's collecting fence of the whole
+// step, and one of nodes 1 and 3; each node's results.
+std::vector<std::string> fiveNodeFences(HubLinkTest &t, std::vector<FakeHost> &hosts) {
+    std::vector<Outcome> whole(5), part(5);
+    for (std::uint32_t n = 0; n < 5; ++n)
+        t.link(n, hosts[n]).connect();
+    for (std::uint32_t n : {4, 0, 2, 1, 3})
+        t.links_[n]->fence({0, 1, 2, 3, 4}, true, "N" + std::to_string(n), whole[n].reply());
+    for (std::uint32_t n : {3, 1})
+        t.links_[n]->fence({1, 3}, true, "P" + std::to_string(n), part[n].reply());
+    t.runUntil([&] {
+        return std::all_of(whole.begin(), whole.end(), [](auto &o) { return o.status; }) &&
+               part[1].status && part[3].status;
+    });
+    std::vector<std::string> seen;
+    for (auto &o : whole)
+        seen.push_back(std::to_string(o.status.value_or(1)) + " " + o.data);
+    for (std::uint32_t n : {1, 3})
+        seen.push_back(std::to_string(part[n].status.value_or(1)) + " " + part[n].data);
+    return seen;
+}
+
+TEST_F(HubLinkTest, WholeStepFencesOverTheTreeGiveTheStarsBytes) {
+    const std::vector<std::string> expected = {"0 N0N1N2N3N4", "0 N0N1N2N3N4", "0 N0N1N2N3N4",
+                                               "0 N0N1N2N3N4", "0 N0N1N2N3N4", "0 P1P3",
+                                               "0 P1P3"};
+    for (std::uint32_t fanOut : {0u, 2u, 16u}) {
+        startHub({0, 1, 2, 3, 4}, 5, fanOut);
+        std::vector<FakeHost> hosts(5);
+        EXPECT_EQ(fiveNodeFences(*this, hosts), expected) << "fan-out " << fanOut;
+    }
+}
+
+TEST_F(HubLinkTest, ALostServerFailsTheTreeFenceNamingIt) {
+    startHub({0, 1, 2, 3, 4}, 5, 2); // 0; 1 2; 3 4
+    std::vector<FakeHost> hosts(5);
+    ASSERT_EQ(fiveNodeFences(*this, hosts)[0], "0 N0N1N2N3N4");
+    std::vector<Outcome> out(5);
+    for (std::uint32_t n : {0, 1, 2, 4})
+        links_[n]->fence({0, 1, 2, 3, 4}, false, "", out[n].reply());
+    links_[3].reset(); // node 3's server is gone
+    ASSERT_TRUE(runUntil([&] { return out[0].status && out[1].status && out[2].status; }));
+    EXPECT_EQ(*out[1].status, kStatuses.lostConnection);
+    EXPECT_TRUE(std::any_of(hosts[1].lines.begin(), hosts[1].lines.end(), [](auto &l) {
+        return l.rfind("fence 2 failed: lost the fence tree link to child node index 3", 0) == 0;
+    }));
 }
 
 TEST_F(HubLinkTest, AFenceOfThisNodeAloneNeedsNoHub) {
