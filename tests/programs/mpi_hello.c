@@ -13,8 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int rank = 0, size = 0;
     long mine, sum = 0;
     const char *node = getenv("SLURMD_NODENAME");

@@ -24,16 +24,14 @@
 
 static pmix_proc_t me;
 
-static pmix_value_t *get(const pmix_proc_t *who, const char *key)
-{
+static pmix_value_t *get(const pmix_proc_t *who, const char *key) {
     pmix_value_t *val = NULL;
     if (PMIx_Get(who, key, NULL, 0, &val) != PMIX_SUCCESS)
         return NULL;
     return val;
 }
 
-static void status_field(const char *field, char *out, size_t n)
-{
+static void status_field(const char *field, char *out, size_t n) {
     char line[4096];
     FILE *f = fopen("/proc/self/status", "r");
     out[0] = '\0';
@@ -49,8 +47,7 @@ static void status_field(const char *field, char *out, size_t n)
         fclose(f);
 }
 
-static void cgroup_cpus(char *out, size_t n)
-{
+static void cgroup_cpus(char *out, size_t n) {
     char line[4096], path[4200];
     FILE *f = fopen("/proc/self/cgroup", "r");
     snprintf(out, n, "unknown");
@@ -71,8 +68,7 @@ static void cgroup_cpus(char *out, size_t n)
         fclose(f);
 }
 
-static long rollup(const char *field)
-{
+static long rollup(const char *field) {
     char line[256];
     long kb = -1;
     FILE *f = fopen("/proc/self/smaps_rollup", "r");
@@ -84,8 +80,7 @@ static long rollup(const char *field)
     return kb;
 }
 
-static int memory_report(const char *mode, const pmix_proc_t *wild)
-{
+static int memory_report(const char *mode, const pmix_proc_t *wild) {
     hwloc_topology_t topo = NULL;
     int ok = 0;
     if (strcmp(mode, "shmem") == 0) {
@@ -118,8 +113,7 @@ static int memory_report(const char *mode, const pmix_proc_t *wild)
     return 0;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     pmix_proc_t wild;
     pmix_value_t *v;
     char buf[4096];
@@ -171,9 +165,11 @@ int main(int argc, char **argv)
     printf("rank %u allowed %s\n", me.rank, buf);
 
     v = get(&wild, PMIX_HWLOC_XML_V2);
-    printf("rank %u xml_v2 %zu\n", me.rank, v && v->type == PMIX_STRING ? strlen(v->data.string) : 0);
+    printf("rank %u xml_v2 %zu\n", me.rank,
+           v && v->type == PMIX_STRING ? strlen(v->data.string) : 0);
     v = get(&wild, PMIX_HWLOC_XML_V1);
-    printf("rank %u xml_v1 %zu\n", me.rank, v && v->type == PMIX_STRING ? strlen(v->data.string) : 0);
+    printf("rank %u xml_v1 %zu\n", me.rank,
+           v && v->type == PMIX_STRING ? strlen(v->data.string) : 0);
 
     v = get(&me, PMIX_CPUSET);
     printf("rank %u cpuset %s\n", me.rank, v && v->type == PMIX_STRING ? v->data.string : "none");
