@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <thread>
 
@@ -274,6 +275,41 @@ TEST_F(HubLinkTest, LeavingNeedsNoStopFromTheServer) {
     for (int i = 0; i < 50; ++i) {
         uv_run(&loop_, UV_RUN_NOWAIT);
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_TRUE(lost_.empty());
+}
+
+// srun's hub is one thread and one libuv loop for every server, never a
+// thread per node: two thousand servers join it and run a collecting
+// whole-step fence (over the tree), every node getting every node's data
+// in node order.
+TEST_F(HubLinkTest, TwoThousandServersJoinAndFence) {
+    constexpr std::uint32_t kNodes = 2048;
+    std::vector<std::uint32_t> nodes(kNodes);
+    std::iota(nodes.begin(), nodes.end(), 0u);
+    startHub(nodes, kNodes, 16);
+    std::vector<std::unique_ptr<FakeHost>> hosts;
+    std::vector<hub::HubLink *> links;
+    for (std::uint32_t n = 0; n < kNodes; ++n) {
+        hosts.push_back(std::make_unique<FakeHost>());
+        links.push_back(&link(n, *hosts.back()));
+        links.back()->connect();
+    }
+    std::vector<Outcome> outcomes(kNodes);
+    std::string expected;
+    for (std::uint32_t n = 0; n < kNodes; ++n) {
+        links[n]->fence(nodes, true, std::to_string(n) + ";", outcomes[n].reply());
+        expected += std::to_string(n) + ";";
+    }
+    ASSERT_TRUE(runUntil(
+        [&] {
+            return std::all_of(outcomes.begin(), outcomes.end(),
+                               [](const Outcome &o) { return o.status.has_value(); });
+        },
+        90));
+    for (std::uint32_t n = 0; n < kNodes; ++n) {
+        ASSERT_EQ(*outcomes[n].status, 0) << "node " << n;
+        ASSERT_EQ(outcomes[n].data, expected) << "node " << n;
     }
     EXPECT_TRUE(lost_.empty());
 }
