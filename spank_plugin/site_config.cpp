@@ -1,5 +1,7 @@
 #include "site_config.hpp"
 
+#include "site_keys.hpp"
+
 #include <charconv>
 
 namespace stepmap::plugin {
@@ -53,8 +55,7 @@ Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
                                  "' must be seconds between 1 and 86400"};
         } else {
             return UserError{"unknown plugstack.conf argument '" + key + "' (value '" + value +
-                             "'); known: server, tmpdir, log_dir, hub_address, client_auth, "
-                             "dmodex_timeout, server_start_timeout"};
+                             "'); known: " + kSiteKeyList};
         }
     }
     return c;

@@ -16,14 +16,6 @@ extern "C" {
 #define STEPMAP_SLURM_AT_LEAST(major, minor)                                                       \
     (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(major, minor, 0))
 
-#if STEPMAP_SLURM_AT_LEAST(25, 5)
-// A failed slurm_spank_init in slurmstepd (e.g. a bad plugstack argument)
-// fails the job instead of draining the node (Slurm reads this by name).
-extern "C" {
-__attribute__((visibility("default"))) int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
-}
-#endif
-
 namespace stepmap::plugin::slurm_release {
 
 namespace {

@@ -12,6 +12,7 @@
 #include "core_interface.hpp"
 #include "job_variables.hpp"
 #include "option_table.hpp"
+#include "site_keys.hpp"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -25,6 +26,15 @@ extern const char plugin_type[] __attribute__((visibility("default"))) = "spank"
 extern const unsigned int plugin_version __attribute__((visibility("default"))) =
     SLURM_VERSION_NUMBER;
 }
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+// A failed slurm_spank_init in slurmstepd (e.g. a bad plugstack argument)
+// fails the job instead of draining the node. Slurm reads it by name from
+// the object it loaded, so here and not in the plugin proper.
+extern "C" {
+__attribute__((visibility("default"))) int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+}
+#endif
 
 extern char **environ;
 
@@ -182,6 +192,28 @@ int registerOptions(spank_t sp) {
     return 0;
 }
 
+// Every plugstack.conf argument is a known key=value (site_keys.hpp); the
+// plugin proper checks the values when it loads. Logged as it would log.
+bool siteArgumentsKnown(int ac, char **av) {
+    for (int i = 0; i < ac; ++i) {
+        const char *eq = strchr(av[i], '=');
+        if (!eq) {
+            slurm_error("stepmap: plugstack.conf argument '%s' is not key=value", av[i]);
+            return false;
+        }
+        const size_t length = static_cast<size_t>(eq - av[i]);
+        bool known = false;
+        for (const char *key : kSiteKeys)
+            known = known || (strlen(key) == length && strncmp(key, av[i], length) == 0);
+        if (!known) {
+            slurm_error("stepmap: unknown plugstack.conf argument '%.*s' (value '%s'); known: %s",
+                        static_cast<int>(length), av[i], eq + 1, kSiteKeyList);
+            return false;
+        }
+    }
+    return true;
+}
+
 int forward(int which, spank_t sp, int ac, char **av) {
     return core.handle ? core.hook(which, sp, ac, av) : 0;
 }
@@ -196,6 +228,8 @@ __attribute__((visibility("default"))) int slurm_spank_init(spank_t sp, int ac, 
     pluginArgv = av;
     if (context != S_CTX_LOCAL && context != S_CTX_REMOTE && context != S_CTX_ALLOCATOR)
         return 0;
+    if (!siteArgumentsKnown(ac, av))
+        return -1;
     if (registerOptions(sp) != 0)
         return -1;
     bool serve = false;

@@ -1,6 +1,7 @@
 """Faults during a step: whatever happens, the step ends (or goes on) as it
 should and nothing of stepmap is left behind on any node."""
 
+import contextlib
 import glob
 import os
 import re
@@ -10,6 +11,22 @@ import unittest
 
 import cluster
 from cluster import leftovers, wait_for
+
+
+@contextlib.contextmanager
+def plugstack(change):
+    """The cluster's plugstack.conf changed by change(text) for a while
+    (slurmstepd and srun read it afresh for every step)."""
+    conf = os.path.join(cluster.cluster_env()["STEPMAP_CLUSTER_DIR"], "etc/plugstack.conf")
+    with open(conf) as f:
+        original = f.read()
+    try:
+        with open(conf, "w") as f:
+            f.write(change(original))
+        yield
+    finally:
+        with open(conf, "w") as f:
+            f.write(original)
 
 
 def user_processes(name):
@@ -71,19 +88,13 @@ class FaultTest(unittest.TestCase):
                        "eval \"echo 'ERROR no PMIx for you (test)' >&$fd\"\n",
             "dies": "exit 3\n",
         }
-        conf = os.path.join(cluster.cluster_env()["STEPMAP_CLUSTER_DIR"], "etc/plugstack.conf")
-        with open(conf) as f:
-            original = f.read()
         for how, body in failing.items():
             script = cluster.write_user_file("#!/bin/sh\n" + body)
             os.chmod(script, 0o755)
             try:
-                with open(conf, "w") as f:
-                    f.write(re.sub(r"server=\S+", "server=" + script, original))
-                r = cluster.srun("-n", "4", "--map-by", "node", "echo", "task ran")
+                with plugstack(lambda line: re.sub(r"server=\S+", "server=" + script, line)):
+                    r = cluster.srun("-n", "4", "--map-by", "node", "echo", "task ran")
             finally:
-                with open(conf, "w") as f:
-                    f.write(original)
                 os.unlink(script)
             # srun's exit status is Slurm's: 22.05 exits 0 when every task
             # failed to launch, later releases 1.
@@ -95,6 +106,16 @@ class FaultTest(unittest.TestCase):
                 self.assertIn("no PMIx for you (test)", r.stderr)
             else:
                 self.assertIn("the server exited before it was ready", r.stderr)
+
+    def test_a_mistyped_site_setting_stops_every_step(self):
+        # Also a step stepmap would not serve: the setting is named at once.
+        with plugstack(lambda text: text.rstrip("\n") + " colour=blue\n"):
+            r = cluster.srun("-n", "1", "echo", "task ran")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertNotIn("task ran", r.stdout)
+        self.assertIn("stepmap: unknown plugstack.conf argument 'colour' (value 'blue'); known: "
+                      "server, tmpdir, log_dir, hub_address, client_auth, dmodex_timeout, "
+                      "server_start_timeout", r.stderr)
 
     def test_killed_srun_leaves_nothing(self):
         proc = self.start_background_step("-n", "4", "--map-by", "node", "sleep", "60")

@@ -1,0 +1,22 @@
+#pragma once
+
+// The plugstack.conf arguments stepmap knows, as plain data: the entry
+// (stepmap.so, libc only) checks every argument's name in every srun,
+// salloc, sbatch and slurmstepd, so a mistyped setting fails at once, on
+// steps stepmap serves or not; site_config.cpp reads the values.
+
+namespace stepmap::plugin {
+
+inline constexpr const char *kSiteKeys[] = {
+    "server",
+    "tmpdir",
+    "log_dir",
+    "hub_address",
+    "client_auth",
+    "dmodex_timeout",
+    "server_start_timeout",
+};
+inline constexpr const char kSiteKeyList[] =
+    "server, tmpdir, log_dir, hub_address, client_auth, dmodex_timeout, server_start_timeout";
+
+} // namespace stepmap::plugin
