@@ -29,7 +29,8 @@ Expected<AddressesByInterface> readIfInet6(const RootedTree &tree) {
     if (!text)
         return text.error();
     AddressesByInterface found;
-    for (const std::string_view line : detail::splitAt(text->value_or(""), '\n')) {
+    const std::string content = text->value_or("");
+    for (const std::string_view line : detail::splitAt(content, '\n')) {
         const std::vector<std::string_view> parts = detail::words(line);
         if (parts.empty())
             continue;
@@ -55,7 +56,8 @@ Expected<AddressesByInterface> readIpv4Fixture(const RootedTree &tree) {
     if (!text)
         return text.error();
     AddressesByInterface found;
-    for (const std::string_view line : detail::splitAt(text->value_or(""), '\n')) {
+    const std::string content = text->value_or("");
+    for (const std::string_view line : detail::splitAt(content, '\n')) {
         const std::vector<std::string_view> parts = detail::words(line);
         if (parts.empty())
             continue;

@@ -17,10 +17,18 @@ void writeOptional(YAML::Emitter &out, const std::optional<T> &value, const char
         out << absent;
 }
 
+// An empty list as "[]" on its key's line rather than alone below it.
+template <class T> void beginList(YAML::Emitter &out, const std::vector<T> &items) {
+    if (items.empty())
+        out << YAML::Flow;
+    out << YAML::BeginSeq;
+}
+
 void writeInterface(YAML::Emitter &out, const NetworkInterface &interface) {
     out << YAML::BeginMap;
     out << YAML::Key << "name" << YAML::Value << interface.name;
-    out << YAML::Key << "addresses" << YAML::Value << YAML::BeginSeq;
+    out << YAML::Key << "addresses" << YAML::Value;
+    beginList(out, interface.addresses);
     for (const InterfaceAddress &address : interface.addresses)
         out << addressText(address);
     out << YAML::EndSeq;
@@ -44,7 +52,8 @@ void writePort(YAML::Emitter &out, const RdmaPort &port) {
     out << YAML::Key << "link_layer" << YAML::Value << port.linkLayer;
     out << YAML::Key << "rate" << YAML::Value << port.rate;
     out << YAML::Key << "lid" << YAML::Value << port.lid;
-    out << YAML::Key << "gids" << YAML::Value << YAML::BeginSeq;
+    out << YAML::Key << "gids" << YAML::Value;
+    beginList(out, port.gids);
     for (const RdmaGid &gid : port.gids) {
         out << YAML::BeginMap << YAML::Key << "index" << YAML::Value << gid.index;
         out << YAML::Key << "gid" << YAML::Value << gid.gid << YAML::EndMap;
@@ -56,7 +65,8 @@ void writeDevice(YAML::Emitter &out, const RdmaDevice &device) {
     out << YAML::BeginMap;
     out << YAML::Key << "name" << YAML::Value << device.name;
     out << YAML::Key << "node_guid" << YAML::Value << device.nodeGuid;
-    out << YAML::Key << "ports" << YAML::Value << YAML::BeginSeq;
+    out << YAML::Key << "ports" << YAML::Value;
+    beginList(out, device.ports);
     for (const RdmaPort &port : device.ports)
         writePort(out, port);
     out << YAML::EndSeq << YAML::EndMap;
@@ -68,11 +78,13 @@ void writeNode(YAML::Emitter &out, const NodeProfile &node) {
     out << YAML::Key << "profiled_at" << YAML::Value << node.profiledAt;
     out << YAML::Key << "method" << YAML::Value << node.method;
     out << YAML::Key << "digest" << YAML::Value << node.digest;
-    out << YAML::Key << "interfaces" << YAML::Value << YAML::BeginSeq;
+    out << YAML::Key << "interfaces" << YAML::Value;
+    beginList(out, node.interfaces);
     for (const NetworkInterface &interface : node.interfaces)
         writeInterface(out, interface);
     out << YAML::EndSeq;
-    out << YAML::Key << "rdma_devices" << YAML::Value << YAML::BeginSeq;
+    out << YAML::Key << "rdma_devices" << YAML::Value;
+    beginList(out, node.rdmaDevices);
     for (const RdmaDevice &device : node.rdmaDevices)
         writeDevice(out, device);
     out << YAML::EndSeq << YAML::EndMap;
@@ -89,7 +101,8 @@ std::string writeProfileYaml(const Profile &profile) {
     YAML::Emitter out;
     out << YAML::BeginMap;
     out << YAML::Key << "format_version" << YAML::Value << profile.formatVersion;
-    out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
+    out << YAML::Key << "nodes" << YAML::Value;
+    beginList(out, profile.nodes);
     for (const NodeProfile *node : nodes)
         writeNode(out, *node);
     out << YAML::EndSeq << YAML::EndMap;

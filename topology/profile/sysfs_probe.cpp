@@ -86,11 +86,11 @@ template <class T, class U> std::optional<UserError> take(T &target, Expected<U>
 // The PCI address and NUMA node of the interface's device, when it has one.
 Expected<bool> probeDevice(const RootedTree &tree, const std::string &dir,
                            NetworkInterface &interface) {
-    if (!tree.exists(dir + "/device"))
-        return false;
     const auto device = tree.resolve(dir + "/device");
     if (!device)
         return device.error();
+    if (!tree.exists(*device))
+        return false; // a virtual interface
     const std::string base = device->substr(device->rfind('/') + 1);
     if (isPciAddress(base))
         interface.pciAddress = base;

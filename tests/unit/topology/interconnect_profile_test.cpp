@@ -1,0 +1,130 @@
+// interconnect_profile.hpp: which fields the digest covers, and the checks
+// of single values the prober and the loader share.
+
+#include "profile/interconnect_profile.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace stepmap::topology {
+namespace {
+
+NodeProfile sampleNode() {
+    NodeProfile node{"n1", "2026-01-01T00:00:00Z", "sysfs", {}, {}, ""};
+    node.interfaces.push_back(
+        {"eth0", {{"10.0.0.5", 24}}, 1500, 10000, "up", "52:54:00:12:34:56", "0000:00:03.0", 0});
+    node.rdmaDevices.push_back({"mlx5_0",
+                                "0002:c903:00f1:e9c0",
+                                {{1,
+                                  "ACTIVE",
+                                  "LinkUp",
+                                  "InfiniBand",
+                                  "100 Gb/sec (4X EDR)",
+                                  7,
+                                  {{0, "fe80:0000:0000:0000:0002:c903:00f1:e9c1"}}}}});
+    return node;
+}
+
+TEST(StaticDigest, IsSha256OfTheStaticFieldsText) {
+    const NodeProfile node = sampleNode();
+    EXPECT_EQ(staticFieldsText(node),
+              "node n1\n"
+              "interface eth0 mtu=1500 mac=52:54:00:12:34:56 pci=0000:00:03.0 numa=0\n"
+              "address 10.0.0.5/24\n"
+              "rdma mlx5_0 guid=0002:c903:00f1:e9c0\n"
+              "port 1 link_layer=InfiniBand lid=7\n"
+              "gid 0 fe80:0000:0000:0000:0002:c903:00f1:e9c1\n");
+    // printf '%s' "<the text above>" | sha256sum
+    EXPECT_EQ(staticDigest(node),
+              "sha256:b94b001460e8b5aeebc8338786205b52bca551ac4a0b151b629c6a5a59106693");
+}
+
+TEST(StaticDigest, ChangesWithEveryStaticField) {
+    const std::vector<std::function<void(NodeProfile &)>> changes = {
+        [](NodeProfile &n) { n.name = "n2"; },
+        [](NodeProfile &n) { n.interfaces[0].name = "eth1"; },
+        [](NodeProfile &n) { n.interfaces[0].mtu = 9000; },
+        [](NodeProfile &n) { n.interfaces[0].mac = "52:54:00:12:34:57"; },
+        [](NodeProfile &n) { n.interfaces[0].pciAddress.reset(); },
+        [](NodeProfile &n) { n.interfaces[0].numaNode = 1; },
+        [](NodeProfile &n) { n.interfaces[0].addresses[0].prefixLength = 16; },
+        [](NodeProfile &n) {
+            n.interfaces[0].addresses.push_back({"fe80::1", 64});
+        },
+        [](NodeProfile &n) { n.interfaces.push_back(n.interfaces[0]); },
+        [](NodeProfile &n) { n.rdmaDevices[0].nodeGuid = "0002:c903:00f1:e9c1"; },
+        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].lid = 8; },
+        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].linkLayer = "Ethernet"; },
+        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].gids[0].index = 1; },
+        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].gids.clear(); },
+        [](NodeProfile &n) { n.rdmaDevices.clear(); },
+    };
+    const std::string before = staticDigest(sampleNode());
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+        NodeProfile node = sampleNode();
+        changes[i](node);
+        EXPECT_NE(staticDigest(node), before) << "change " << i;
+    }
+}
+
+TEST(StaticDigest, IgnoresWhatChangesAtRunTime) {
+    const std::vector<std::function<void(NodeProfile &)>> changes = {
+        [](NodeProfile &n) { n.profiledAt = "2027-01-01T00:00:00Z"; },
+        [](NodeProfile &n) { n.interfaces[0].operstate = "down"; },
+        [](NodeProfile &n) { n.interfaces[0].speedMbps.reset(); },
+        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].state = "DOWN"; },
+        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].physState = "Polling"; },
+        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].rate = "10 Gb/sec (4X)"; },
+    };
+    const std::string before = staticDigest(sampleNode());
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+        NodeProfile node = sampleNode();
+        changes[i](node);
+        EXPECT_EQ(staticDigest(node), before) << "change " << i;
+    }
+}
+
+TEST(InterfaceAddress, IsParsedIntoCanonicalForm) {
+    EXPECT_EQ(parseInterfaceAddress("10.0.0.5/24"), (InterfaceAddress{"10.0.0.5", 24}));
+    EXPECT_EQ(parseInterfaceAddress("FE80:0:0::0001/64"), (InterfaceAddress{"fe80::1", 64}));
+    EXPECT_EQ(parseInterfaceAddress("::/0"), (InterfaceAddress{"::", 0}));
+    for (const char *bad : {"10.0.0.5", "10.0.0.5/33", "10.0.0.5/-1", "10.0.0/8", "fe80::1/129",
+                            "/24", "10.0.0.5/", "10.0.0.5/024x", "x/1"})
+        EXPECT_EQ(parseInterfaceAddress(bad), std::nullopt) << bad;
+}
+
+TEST(ValueChecks, AcceptTheStoredFormsOnly) {
+    EXPECT_TRUE(isLinkAddress("52:54:00:12:34:56"));
+    EXPECT_TRUE(isLinkAddress("none"));
+    EXPECT_TRUE(isLinkAddress("00:00:10:87:fe:80:00:00:00:00:00:00:00:02:c9:03:00:f1:e9:c1"));
+    EXPECT_FALSE(isLinkAddress("52:54:00:12:34:5G"));
+    EXPECT_FALSE(isLinkAddress("52:54:00:12:34:56:"));
+    EXPECT_FALSE(isLinkAddress("52-54-00-12-34-56"));
+    EXPECT_TRUE(isPciAddress("0000:3b:00.0"));
+    EXPECT_TRUE(isPciAddress("10000:3b:00.7"));
+    EXPECT_FALSE(isPciAddress("0000:3b:00.8"));
+    EXPECT_FALSE(isPciAddress("3b:00.0"));
+    EXPECT_FALSE(isPciAddress("virtual"));
+    EXPECT_TRUE(isGuid("0002:c903:00f1:e9c0"));
+    EXPECT_FALSE(isGuid("0002c90300f1e9c0"));
+    EXPECT_TRUE(isGid("fe80:0000:0000:0000:0002:c903:00f1:e9c1"));
+    EXPECT_FALSE(isGid("fe80::2:c903:f1:e9c1"));
+    EXPECT_TRUE(isOperstate("lowerlayerdown"));
+    EXPECT_FALSE(isOperstate("UP"));
+    EXPECT_TRUE(isPortState("ACTIVE"));
+    EXPECT_FALSE(isPortState("4: ACTIVE"));
+    EXPECT_TRUE(isLinkLayer("Ethernet"));
+    EXPECT_FALSE(isLinkLayer("ethernet"));
+    EXPECT_TRUE(isUtcTime("2026-11-24T00:30:53Z"));
+    EXPECT_FALSE(isUtcTime("2026-11-24 00:30:53"));
+    EXPECT_TRUE(isProfileName("node-01.cluster"));
+    EXPECT_FALSE(isProfileName("a b"));
+    EXPECT_FALSE(isProfileName("a/b"));
+    EXPECT_FALSE(isProfileName(std::string(256, 'n')));
+}
+
+} // namespace
+} // namespace stepmap::topology

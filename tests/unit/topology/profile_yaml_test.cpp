@@ -1,0 +1,157 @@
+// profile_yaml.hpp: the deterministic writer and the strict loader, against
+// the golden files in tests/fixtures/sysfs and a table of broken profiles
+// whose messages must name the file, the line and the key.
+
+#include "profile/profile_yaml.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "profile_test_files.hpp"
+
+namespace stepmap::topology {
+namespace {
+
+using testing::fileText;
+using testing::kFixtureTrees;
+using testing::sysfsFixtures;
+
+std::string golden(const std::string &tree) {
+    return fileText(sysfsFixtures() + "/" + tree + ".yaml");
+}
+
+TEST(ProfileYaml, GoldenFilesLoadAndWriteBackByteForByte) {
+    for (const std::string tree : kFixtureTrees) {
+        const std::string text = golden(tree);
+        const auto profile = loadProfileYaml(text, tree + ".yaml");
+        ASSERT_TRUE(profile.ok()) << profile.error().message;
+        EXPECT_EQ(profile->nodes.at(0).name, tree + "-node");
+        EXPECT_EQ(writeProfileYaml(*profile), text) << tree;
+    }
+}
+
+TEST(ProfileYaml, LoadOfWriteGivesTheSameProfileWithNodesSortedByName) {
+    Profile all;
+    for (const std::string tree : {"veth", "ethernet", "rdma"})
+        all.nodes.push_back(loadProfileYaml(golden(tree), "g.yaml").value().nodes.at(0));
+    const std::string text = writeProfileYaml(all);
+    const auto loaded = loadProfileYaml(text, "all.yaml");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    ASSERT_EQ(loaded->nodes.size(), 3u);
+    EXPECT_EQ(loaded->nodes[0], all.nodes[1]);
+    EXPECT_EQ(loaded->nodes[1], all.nodes[2]);
+    EXPECT_EQ(loaded->nodes[2], all.nodes[0]);
+    EXPECT_EQ(writeProfileYaml(*loaded), text);
+}
+
+TEST(ProfileYaml, AnEmptyProfileRoundTrips) {
+    const std::string text = writeProfileYaml(Profile{});
+    EXPECT_EQ(text, "# stepmap interconnect profile (topology/profile/README.md)\n"
+                    "format_version: 1\nnodes: []\n");
+    EXPECT_EQ(loadProfileYaml(text, "p.yaml").value(), Profile{});
+}
+
+struct BrokenProfile {
+    const char *tree; // golden file to start from
+    const char *from; // first occurrence replaced...
+    const char *to;   // ...by this
+    const char *message;
+};
+
+const BrokenProfile kBrokenProfiles[] = {
+    {"ethernet", "mtu: 9000", "mtu: abc",
+     "profile.yaml:14: nodes[0].interfaces[0].mtu: 'abc' is not a number"},
+    {"ethernet", "mtu: 9000", "mtu: [9000]",
+     "profile.yaml:14: nodes[0].interfaces[0].mtu: expected a single value"},
+    {"ethernet", "mtu: 9000", "mtu: 9000\n        colour: red",
+     "profile.yaml:15: nodes[0].interfaces[0].colour: unknown key"},
+    {"ethernet", "method: sysfs", "method: sysfs\n    method: sysfs",
+     "profile.yaml:7: nodes[0].method: repeated key"},
+    {"ethernet", "    method: sysfs\n", "", "profile.yaml:4: nodes[0]: missing key 'method'"},
+    {"ethernet", "mac: 52:54:00:12:34:56", "mac: 52:54:00:12:34",
+     "profile.yaml:17: nodes[0].interfaces[0].mac: '52:54:00:12:34' is not a MAC address"},
+    {"ethernet", "10.0.0.5/24", "10.0.0.300/24",
+     "profile.yaml:11: nodes[0].interfaces[0].addresses[0]: '10.0.0.300/24' is not an "
+     "address/prefix length"},
+    {"ethernet", "2001:db8::5/64", "2001:db8::5/129",
+     "profile.yaml:12: nodes[0].interfaces[0].addresses[1]: '2001:db8::5/129' is not an "
+     "address/prefix length"},
+    {"ethernet", "operstate: up", "operstate: sideways",
+     "profile.yaml:16: nodes[0].interfaces[0].operstate: 'sideways' is not an operstate"},
+    {"ethernet", "speed_mbps: 25000", "speed_mbps: -1",
+     "profile.yaml:15: nodes[0].interfaces[0].speed_mbps: '-1' is not a number"},
+    {"ethernet", "numa_node: 0", "numa_node: 99999999",
+     "profile.yaml:19: nodes[0].interfaces[0].numa_node: '99999999' is above 65536"},
+    {"ethernet", "pci_address: 0000:00:03.0", "pci_address: 00:03.0",
+     "profile.yaml:18: nodes[0].interfaces[0].pci_address: '00:03.0' is not a PCI address"},
+    {"ethernet", "rdma_devices: []", "rdma_devices: 3",
+     "profile.yaml:20: nodes[0].rdma_devices: expected a list"},
+    {"ethernet", "format_version: 1", "format_version: 2",
+     "profile.yaml:2: format_version: '2' is not a format this stepmap reads (1)"},
+    {"ethernet", "profiled_at: 2026-01-01T00:00:00Z", "profiled_at: yesterday",
+     "profile.yaml:5: nodes[0].profiled_at: 'yesterday' is not a UTC time "
+     "(YYYY-MM-DDTHH:MM:SSZ)"},
+    {"ethernet", "name: ethernet-node", "name: ethernet node",
+     "profile.yaml:4: nodes[0].name: 'ethernet node' is not a node name"},
+    {"ethernet", "mtu: 9000", "mtu: 1500",
+     "profile.yaml:7: nodes[0].digest: "
+     "'sha256:166cf31e35249a87c6b4d24c5cf2b7e7020f69041aad9e14b852165716bbe4b3' does not match "
+     "the node's fields (they give "
+     "sha256:9b11b051b9eec08912218253d7b3c6bb097aca8ef5093934aebef2bbba59c6be); profile the node "
+     "again"},
+    {"ethernet", "mtu: 9000", "mtu: [9000", "profile.yaml:15: end of sequence flow not found"},
+    {"rdma", "state: ACTIVE", "state: UP",
+     "profile.yaml:24: nodes[0].rdma_devices[0].ports[0].state: 'UP' is not a port state"},
+    {"rdma", "link_layer: InfiniBand", "link_layer: Myrinet",
+     "profile.yaml:26: nodes[0].rdma_devices[0].ports[0].link_layer: 'Myrinet' is not a link "
+     "layer"},
+    {"rdma", "lid: 7", "lid: 70000",
+     "profile.yaml:28: nodes[0].rdma_devices[0].ports[0].lid: '70000' is above 65535"},
+    {"rdma", "gid: fe80:0000:0000:0000:0002:c903:00f1:e9c1", "gid: fe80::2:c903:f1:e9c1",
+     "profile.yaml:31: nodes[0].rdma_devices[0].ports[0].gids[0].gid: 'fe80::2:c903:f1:e9c1' "
+     "is not a GID"},
+    {"rdma", "node_guid: 0002:c903:00f1:e9c0", "node_guid: 0002c90300f1e9c0",
+     "profile.yaml:21: nodes[0].rdma_devices[0].node_guid: '0002c90300f1e9c0' is not a GUID"},
+};
+
+TEST(ProfileYaml, BrokenProfilesAreErrorsNamingFileLineAndKey) {
+    for (const BrokenProfile &broken : kBrokenProfiles) {
+        std::string text = golden(broken.tree);
+        const auto at = text.find(broken.from);
+        ASSERT_NE(at, std::string::npos) << broken.from;
+        text.replace(at, std::string(broken.from).size(), broken.to);
+        const auto loaded = loadProfileYaml(text, "profile.yaml");
+        ASSERT_FALSE(loaded.ok()) << broken.to;
+        EXPECT_EQ(loaded.error().message, broken.message);
+    }
+}
+
+TEST(ProfileYaml, ANodeTwiceIsAnError) {
+    std::string text = golden("ethernet");
+    const std::string node = text.substr(text.find("  - name:"));
+    const auto loaded = loadProfileYaml(text + node, "twice.yaml");
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_EQ(loaded.error().message,
+              "twice.yaml:21: nodes[1].name: node 'ethernet-node' appears twice");
+}
+
+TEST(ProfileYaml, TheTopLevelMustBeAMap) {
+    for (const std::string text : {"", "- 1\n", "just text\n"}) {
+        const auto loaded = loadProfileYaml(text, "p.yaml");
+        ASSERT_FALSE(loaded.ok()) << text;
+        EXPECT_EQ(loaded.error().message.substr(0, 7), "p.yaml:");
+    }
+}
+
+TEST(ProfileYaml, ReadProfileFileNamesTheFile) {
+    const std::string missing = sysfsFixtures() + "/no-such-profile.yaml";
+    EXPECT_EQ(readProfileFile(missing).error().message, missing + ": cannot open the profile");
+    const std::string path = sysfsFixtures() + "/rdma.yaml";
+    const auto loaded = readProfileFile(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(loaded->nodes.at(0).rdmaDevices.at(0).ports.at(0).gids.size(), 2u);
+}
+
+} // namespace
+} // namespace stepmap::topology
