@@ -96,6 +96,11 @@ bool isUtcTime(std::string_view text) {
     return true;
 }
 
+bool isPortRate(std::string_view text) {
+    return !text.empty() && text.size() <= 64 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= ' ' && c < 0x7f; });
+}
+
 bool isProfileName(std::string_view text) {
     return !text.empty() && text.size() <= 255 && std::all_of(text.begin(), text.end(), [](char c) {
         return c > ' ' && c < 0x7f && c != '/';

@@ -102,6 +102,8 @@ bool isPortState(std::string_view text);
 bool isLinkLayer(std::string_view text);
 bool isPciAddress(std::string_view text);
 bool isUtcTime(std::string_view text);
+// A port's rate as the kernel words it: 1..64 printable ASCII bytes.
+bool isPortRate(std::string_view text);
 // A name of a node, interface or device: 1..255 printable ASCII bytes, no
 // blank, no '/'.
 bool isProfileName(std::string_view text);

@@ -164,7 +164,7 @@ RdmaPort readPort(const std::pair<YAML::Node, Place> &field) {
     port.state = checked(map["state"], isPortState, "a port state");
     port.physState = checked(map["phys_state"], isProfileName, "a physical port state");
     port.linkLayer = checked(map["link_layer"], isLinkLayer, "a link layer");
-    port.rate = scalar(map["rate"]);
+    port.rate = checked(map["rate"], isPortRate, "a port rate");
     port.lid = smallNumber(map["lid"], 0xffff);
     port.gids = sequence<RdmaGid>(map["gids"], [](const auto &item) {
         const StrictMap gid(item.first, item.second, {"index", "gid"});

@@ -148,7 +148,7 @@ Expected<RdmaPort> probePort(const RootedTree &tree, const std::string &dir, int
     if (auto error =
             take(port.linkLayer, read.text(dir + "/link_layer", isLinkLayer, "a link layer")))
         return *error;
-    if (auto error = take(port.rate, tree.read(dir + "/rate")))
+    if (auto error = take(port.rate, read.text(dir + "/rate", isPortRate, "a port rate")))
         return *error;
     if (auto error = take(port.lid, read.number(dir + "/lid", 0xffff, 16)))
         return *error;

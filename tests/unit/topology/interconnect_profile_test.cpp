@@ -124,6 +124,9 @@ TEST(ValueChecks, AcceptTheStoredFormsOnly) {
     EXPECT_FALSE(isLinkLayer("ethernet"));
     EXPECT_TRUE(isUtcTime("2026-11-24T00:30:53Z"));
     EXPECT_FALSE(isUtcTime("2026-11-24 00:30:53"));
+    EXPECT_TRUE(isPortRate("100 Gb/sec (4X EDR)"));
+    EXPECT_FALSE(isPortRate("100\n"));
+    EXPECT_FALSE(isPortRate(""));
     EXPECT_TRUE(isProfileName("node-01.cluster"));
     EXPECT_FALSE(isProfileName("a b"));
     EXPECT_FALSE(isProfileName("a/b"));

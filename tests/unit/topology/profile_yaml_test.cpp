@@ -106,6 +106,9 @@ const BrokenProfile kBrokenProfiles[] = {
     {"rdma", "link_layer: InfiniBand", "link_layer: Myrinet",
      "profile.yaml:26: nodes[0].rdma_devices[0].ports[0].link_layer: 'Myrinet' is not a link "
      "layer"},
+    {"rdma", "rate: 100 Gb/sec (4X EDR)", "rate: \"100\\e[31m\"",
+     "profile.yaml:27: nodes[0].rdma_devices[0].ports[0].rate: '100\\x1b[31m' is not a port "
+     "rate"},
     {"rdma", "lid: 7", "lid: 70000",
      "profile.yaml:28: nodes[0].rdma_devices[0].ports[0].lid: '70000' is above 65535"},
     {"rdma", "gid: fe80:0000:0000:0000:0002:c903:00f1:e9c1", "gid: fe80::2:c903:f1:e9c1",
