@@ -30,14 +30,24 @@ std::string locatedMessage(std::string_view fileName, const YAML::Mark &mark,
 // Where values come from: the file name and the path of keys to the value.
 class Place {
 public:
-    Place(std::string_view fileName, std::string path)
-        : fileName_(fileName), path_(std::move(path)) {}
+    // `itemBudget`: list items left to read. A file of N bytes holds fewer
+    // than N items unless YAML aliases repeat parts of it, which could make
+    // a small file cost minutes; past the budget the file is refused.
+    Place(std::string_view fileName, std::string path, std::size_t *itemBudget)
+        : fileName_(fileName), path_(std::move(path)), itemBudget_(itemBudget) {}
 
     Place key(std::string_view name) const {
-        return {fileName_, path_.empty() ? std::string(name) : path_ + "." + std::string(name)};
+        return {fileName_, path_.empty() ? std::string(name) : path_ + "." + std::string(name),
+                itemBudget_};
     }
     Place item(std::size_t index) const {
-        return {fileName_, path_ + "[" + std::to_string(index) + "]"};
+        return {fileName_, path_ + "[" + std::to_string(index) + "]", itemBudget_};
+    }
+
+    void spendItem(const YAML::Node &node) const {
+        if (*itemBudget_ == 0)
+            fail(node, "more list items than the file has bytes (YAML aliases repeating parts)");
+        --*itemBudget_;
     }
 
     [[noreturn]] void fail(const YAML::Node &node, const std::string &what) const {
@@ -50,6 +60,7 @@ public:
 private:
     std::string_view fileName_;
     std::string path_;
+    std::size_t *itemBudget_;
 };
 
 // A YAML map whose keys must all be known and appear at most once.
@@ -127,8 +138,10 @@ std::vector<Item> sequence(const std::pair<YAML::Node, Place> &field, Read read)
     if (!field.first.IsSequence())
         field.second.fail(field.first, "expected a list");
     std::vector<Item> items;
-    for (std::size_t i = 0; i < field.first.size(); ++i)
+    for (std::size_t i = 0; i < field.first.size(); ++i) {
+        field.second.spendItem(field.first[i]);
         items.push_back(read(std::pair{field.first[i], field.second.item(i)}));
+    }
     return items;
 }
 
@@ -202,8 +215,8 @@ NodeProfile readNode(const std::pair<YAML::Node, Place> &field) {
     return node;
 }
 
-Profile readProfile(const YAML::Node &root, std::string_view fileName) {
-    const Place top(fileName, "");
+Profile readProfile(const YAML::Node &root, std::string_view fileName, std::size_t itemBudget) {
+    const Place top(fileName, "", &itemBudget);
     const StrictMap map(root, top, {"format_version", "nodes"});
     Profile profile;
     const auto version = map["format_version"];
@@ -228,7 +241,7 @@ Profile readProfile(const YAML::Node &root, std::string_view fileName) {
 
 Expected<Profile> loadProfileYaml(std::string_view text, std::string_view fileName) {
     try {
-        return readProfile(YAML::Load(std::string(text)), fileName);
+        return readProfile(YAML::Load(std::string(text)), fileName, text.size());
     } catch (const LoadFailure &failure) {
         return UserError{failure.message};
     } catch (const YAML::Exception &error) {

@@ -139,6 +139,29 @@ TEST(ProfileYaml, ANodeTwiceIsAnError) {
               "twice.yaml:21: nodes[1].name: node 'ethernet-node' appears twice");
 }
 
+TEST(ProfileYaml, AliasesCannotMultiplyTheWork) {
+    // 41 interfaces, 40 of them aliases of the first, each with the same 40
+    // addresses: 1,640 list items from a file of under 900 bytes.
+    std::string addresses;
+    for (int i = 0; i < 40; ++i)
+        addresses += std::string(i ? "," : "") + "10.0.0.1/8";
+    std::string text = "format_version: 1\nnodes:\n  - name: n\n    profiled_at: "
+                       "2026-01-01T00:00:00Z\n    method: m\n    digest: x\n    rdma_devices: []\n"
+                       "    interfaces: [&i {name: e, addresses: [" +
+                       addresses +
+                       "], mtu: 1, speed_mbps: 1, operstate: up, mac: none, pci_address: none, "
+                       "numa_node: 0}";
+    for (int i = 0; i < 40; ++i)
+        text += ", *i";
+    text += "]\n";
+    ASSERT_LT(text.size(), 900u);
+    const auto loaded = loadProfileYaml(text, "p.yaml");
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_EQ(loaded.error().message,
+              "p.yaml:8: nodes[0].interfaces[20].addresses: more list items than the file has "
+              "bytes (YAML aliases repeating parts)");
+}
+
 TEST(ProfileYaml, TheTopLevelMustBeAMap) {
     for (const std::string text : {"", "- 1\n", "just text\n"}) {
         const auto loaded = loadProfileYaml(text, "p.yaml");
