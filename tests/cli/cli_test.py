@@ -18,10 +18,11 @@ import sys
 import tempfile
 import threading
 
+from cli_checks import check, failures
+
 EXE = sys.argv[1]
 PRRTE = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "prrte-offline")
-failures = []
 
 
 def run(args, env=None, timeout=60):
@@ -29,14 +30,6 @@ def run(args, env=None, timeout=60):
     full_env.update(env or {})
     return subprocess.run([EXE] + args, capture_output=True, text=True, env=full_env,
                           timeout=timeout, errors="backslashreplace")
-
-
-def check(name, ok, detail=""):
-    print(("PASS " if ok else "FAIL ") + name)
-    if not ok:
-        failures.append(name)
-        if detail:
-            print(detail)
 
 
 def normalise(text):

@@ -14,23 +14,16 @@ import subprocess
 import sys
 import tempfile
 
+from cli_checks import check, failures
+
 EXE = sys.argv[1]
 SYSFS = sys.argv[2]
 TREES = ["ethernet", "rdma", "veth"]
-failures = []
 
 
 def run(args):
     return subprocess.run([EXE] + args, capture_output=True, text=True, timeout=30,
                           errors="backslashreplace")
-
-
-def check(name, ok, detail=""):
-    print(("PASS " if ok else "FAIL ") + name)
-    if not ok:
-        failures.append(name)
-        if detail:
-            print(detail)
 
 
 def read(path):

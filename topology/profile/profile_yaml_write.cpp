@@ -10,84 +10,86 @@ namespace stepmap::topology {
 namespace {
 
 template <class T>
-void writeOptional(YAML::Emitter &out, const std::optional<T> &value, const char *absent) {
+void writeOptional(YAML::Emitter &out, const char *key, const std::optional<T> &value,
+                   const char *absent) {
+    out << YAML::Key << key << YAML::Value;
     if (value)
         out << *value;
     else
         out << absent;
 }
 
-// An empty list as "[]" on its key's line rather than alone below it.
-template <class T> void beginList(YAML::Emitter &out, const std::vector<T> &items) {
+template <class T> void field(YAML::Emitter &out, const char *key, const T &value) {
+    out << YAML::Key << key << YAML::Value << value;
+}
+
+// A list under `key`, each item written by writeItem; an empty list as
+// "[]" on its key's line rather than alone below it.
+template <class T, class WriteItem>
+void writeList(YAML::Emitter &out, const char *key, const std::vector<T> &items,
+               WriteItem writeItem) {
+    out << YAML::Key << key << YAML::Value;
     if (items.empty())
         out << YAML::Flow;
     out << YAML::BeginSeq;
+    for (const T &item : items)
+        writeItem(out, item);
+    out << YAML::EndSeq;
+}
+
+void writeAddress(YAML::Emitter &out, const InterfaceAddress &address) {
+    out << addressText(address);
+}
+
+void writeGid(YAML::Emitter &out, const RdmaGid &gid) {
+    out << YAML::BeginMap;
+    field(out, "index", gid.index);
+    field(out, "gid", gid.gid);
+    out << YAML::EndMap;
 }
 
 void writeInterface(YAML::Emitter &out, const NetworkInterface &interface) {
     out << YAML::BeginMap;
-    out << YAML::Key << "name" << YAML::Value << interface.name;
-    out << YAML::Key << "addresses" << YAML::Value;
-    beginList(out, interface.addresses);
-    for (const InterfaceAddress &address : interface.addresses)
-        out << addressText(address);
-    out << YAML::EndSeq;
-    out << YAML::Key << "mtu" << YAML::Value << interface.mtu;
-    out << YAML::Key << "speed_mbps" << YAML::Value;
-    writeOptional(out, interface.speedMbps, "unknown");
-    out << YAML::Key << "operstate" << YAML::Value << interface.operstate;
-    out << YAML::Key << "mac" << YAML::Value << interface.mac;
-    out << YAML::Key << "pci_address" << YAML::Value;
-    writeOptional(out, interface.pciAddress, "none");
-    out << YAML::Key << "numa_node" << YAML::Value;
-    writeOptional(out, interface.numaNode, "unknown");
+    field(out, "name", interface.name);
+    writeList(out, "addresses", interface.addresses, writeAddress);
+    field(out, "mtu", interface.mtu);
+    writeOptional(out, "speed_mbps", interface.speedMbps, "unknown");
+    field(out, "operstate", interface.operstate);
+    field(out, "mac", interface.mac);
+    writeOptional(out, "pci_address", interface.pciAddress, "none");
+    writeOptional(out, "numa_node", interface.numaNode, "unknown");
     out << YAML::EndMap;
 }
 
 void writePort(YAML::Emitter &out, const RdmaPort &port) {
     out << YAML::BeginMap;
-    out << YAML::Key << "number" << YAML::Value << port.number;
-    out << YAML::Key << "state" << YAML::Value << port.state;
-    out << YAML::Key << "phys_state" << YAML::Value << port.physState;
-    out << YAML::Key << "link_layer" << YAML::Value << port.linkLayer;
-    out << YAML::Key << "rate" << YAML::Value << port.rate;
-    out << YAML::Key << "lid" << YAML::Value << port.lid;
-    out << YAML::Key << "gids" << YAML::Value;
-    beginList(out, port.gids);
-    for (const RdmaGid &gid : port.gids) {
-        out << YAML::BeginMap << YAML::Key << "index" << YAML::Value << gid.index;
-        out << YAML::Key << "gid" << YAML::Value << gid.gid << YAML::EndMap;
-    }
-    out << YAML::EndSeq << YAML::EndMap;
+    field(out, "number", port.number);
+    field(out, "state", port.state);
+    field(out, "phys_state", port.physState);
+    field(out, "link_layer", port.linkLayer);
+    field(out, "rate", port.rate);
+    field(out, "lid", port.lid);
+    writeList(out, "gids", port.gids, writeGid);
+    out << YAML::EndMap;
 }
 
 void writeDevice(YAML::Emitter &out, const RdmaDevice &device) {
     out << YAML::BeginMap;
-    out << YAML::Key << "name" << YAML::Value << device.name;
-    out << YAML::Key << "node_guid" << YAML::Value << device.nodeGuid;
-    out << YAML::Key << "ports" << YAML::Value;
-    beginList(out, device.ports);
-    for (const RdmaPort &port : device.ports)
-        writePort(out, port);
-    out << YAML::EndSeq << YAML::EndMap;
+    field(out, "name", device.name);
+    field(out, "node_guid", device.nodeGuid);
+    writeList(out, "ports", device.ports, writePort);
+    out << YAML::EndMap;
 }
 
 void writeNode(YAML::Emitter &out, const NodeProfile &node) {
     out << YAML::BeginMap;
-    out << YAML::Key << "name" << YAML::Value << node.name;
-    out << YAML::Key << "profiled_at" << YAML::Value << node.profiledAt;
-    out << YAML::Key << "method" << YAML::Value << node.method;
-    out << YAML::Key << "digest" << YAML::Value << node.digest;
-    out << YAML::Key << "interfaces" << YAML::Value;
-    beginList(out, node.interfaces);
-    for (const NetworkInterface &interface : node.interfaces)
-        writeInterface(out, interface);
-    out << YAML::EndSeq;
-    out << YAML::Key << "rdma_devices" << YAML::Value;
-    beginList(out, node.rdmaDevices);
-    for (const RdmaDevice &device : node.rdmaDevices)
-        writeDevice(out, device);
-    out << YAML::EndSeq << YAML::EndMap;
+    field(out, "name", node.name);
+    field(out, "profiled_at", node.profiledAt);
+    field(out, "method", node.method);
+    field(out, "digest", node.digest);
+    writeList(out, "interfaces", node.interfaces, writeInterface);
+    writeList(out, "rdma_devices", node.rdmaDevices, writeDevice);
+    out << YAML::EndMap;
 }
 
 } // namespace
@@ -100,12 +102,10 @@ std::string writeProfileYaml(const Profile &profile) {
                      [](const NodeProfile *a, const NodeProfile *b) { return a->name < b->name; });
     YAML::Emitter out;
     out << YAML::BeginMap;
-    out << YAML::Key << "format_version" << YAML::Value << profile.formatVersion;
-    out << YAML::Key << "nodes" << YAML::Value;
-    beginList(out, profile.nodes);
-    for (const NodeProfile *node : nodes)
-        writeNode(out, *node);
-    out << YAML::EndSeq << YAML::EndMap;
+    field(out, "format_version", profile.formatVersion);
+    writeList(out, "nodes", nodes,
+              [](YAML::Emitter &o, const NodeProfile *node) { writeNode(o, *node); });
+    out << YAML::EndMap;
     return "# stepmap interconnect profile (topology/profile/README.md)\n" +
            std::string(out.c_str()) + "\n";
 }
