@@ -317,13 +317,10 @@ StepdSide::inheritedEnvironment(std::uint32_t rank) const {
         return UserError{"the PMIx environment of rank " + std::to_string(rank) +
                          " was not handed over (" + std::to_string(have) + " bytes)"};
     text.resize(have);
-    auto envs = ready::decodeReadyReport(text, localRanks_);
-    if (!envs)
-        return envs.error();
-    auto it = envs->find(rank);
-    if (it == envs->end())
-        return UserError{"no PMIx environment for rank " + std::to_string(rank)};
-    return std::optional<ready::ClientEnvironment>(std::move(it->second));
+    auto env = ready::decodeRankEnvironment(text, rank);
+    if (!env)
+        return env.error();
+    return std::optional<ready::ClientEnvironment>(std::move(env.value()));
 }
 
 ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,

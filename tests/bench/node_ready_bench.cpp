@@ -13,6 +13,7 @@
 //                    [--reps 3] [--user nobody] [--timeout 300]
 // As root the server runs as --user (it refuses root).
 
+#include "child_process.hpp"
 #include "node_topology.hpp"
 #include "planner/planner.hpp"
 #include "ready/ready_socket.hpp"
@@ -20,7 +21,6 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
@@ -152,24 +152,27 @@ struct Case {
     std::string topologyXml;
 };
 
-// In the child: become the server's user, hand over the ready socket, exec.
-[[noreturn]] void execServer(const Options &o, const Case &c, const std::string &dir, int readyFd,
-                             int hubPort, int logFd) {
-    auto [uid, gid] = serverUser(o.user);
-    dup2(logFd, 2);
-    if (getuid() == 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0))
-        _exit(120);
-    setenv("STEPMAP_PLAN", c.plan.c_str(), 1);
-    setenv("STEPMAP_SECRET", std::string(64, 'a').c_str(), 1);
-    const std::string fd = std::to_string(readyFd), index = std::to_string(c.nodeIndex),
-                      hub = "127.0.0.1:" + std::to_string(hubPort);
-    const char *argv[] = {
-        o.server.c_str(), "--nspace",     "stepmap.1.0", "--node-index",   index.c_str(),
-        "--tmpdir",       dir.c_str(),    "--hub",       hub.c_str(),      "--ready-fd",
-        fd.c_str(),       "--step-cores", "0-63",        "--topology-xml", c.topologyXml.c_str(),
-        "--client-auth",  "native",       nullptr};
-    execv(o.server.c_str(), const_cast<char *const *>(argv));
-    _exit(121);
+// The server as the plugin starts it: as its user, the ready socket on fd 3.
+pid_t spawnServer(const Options &o, const Case &c, const std::string &dir, int readyFd, int hubPort,
+                  int logFd) {
+    constexpr int kReadyFd = 3;
+    bench::ChildSpec spec{o.server,
+                          {"--nspace", "stepmap.1.0", "--node-index", std::to_string(c.nodeIndex),
+                           "--tmpdir", dir, "--hub", "127.0.0.1:" + std::to_string(hubPort),
+                           "--ready-fd", std::to_string(kReadyFd), "--step-cores", "0-63",
+                           "--topology-xml", c.topologyXml, "--client-auth", "native"},
+                          {"STEPMAP_PLAN=" + c.plan, "STEPMAP_SECRET=" + std::string(64, 'a')},
+                          {{2, logFd}, {kReadyFd, readyFd}},
+                          std::nullopt};
+    if (getuid() == 0) {
+        auto [uid, gid] = serverUser(o.user);
+        spec.user = bench::RunAs{uid, gid};
+    }
+    std::string error;
+    pid_t pid = bench::spawnChild(spec, error);
+    if (pid < 0)
+        fail(error);
+    return pid;
 }
 
 bool waitReadable(int fd, int timeoutSec) {
@@ -194,11 +197,7 @@ Outcome runCase(const Options &o, const Case &c) {
         fail("cannot make a log file");
     fcntl(fileno(log), F_SETFD, FD_CLOEXEC);
     const auto start = std::chrono::steady_clock::now();
-    pid_t pid = fork();
-    if (pid == 0) {
-        fcntl(pair[1], F_SETFD, 0);
-        execServer(o, c, dir, pair[1], hubPort, fileno(log));
-    }
+    pid_t pid = spawnServer(o, c, dir, pair[1], hubPort, fileno(log));
     close(pair[1]);
     auto since = [&] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -66,6 +66,25 @@ std::string encodeReadyReport(const std::map<std::uint32_t, std::vector<std::str
     return out;
 }
 
+Expected<ClientEnvironment> decodeRankEnvironment(std::string_view text, std::uint32_t rank) {
+    const std::string header = "\nRANK " + std::to_string(rank) + "\n";
+    if (text.substr(0, 6) != "READY\n")
+        return UserError{"the server's ready report is malformed: no READY or END line"};
+    const std::size_t at = text.find(header);
+    if (at == std::string_view::npos)
+        return UserError{"no PMIx environment for rank " + std::to_string(rank)};
+    // Values are printable, so "\nRANK " and "\nEND\n" only begin lines.
+    const std::size_t next = text.find("\nRANK ", at + 1);
+    const std::size_t end = next != std::string_view::npos ? next : text.find("\nEND\n", at + 1);
+    if (end == std::string_view::npos)
+        return UserError{"the server's ready report is malformed: no READY or END line"};
+    const std::string block = "READY" + std::string(text.substr(at, end + 1 - at)) + "END\n";
+    auto envs = decodeReadyReport(block, {rank});
+    if (!envs)
+        return envs.error();
+    return std::move(envs->begin()->second);
+}
+
 std::string encodeReadyFailure(std::string_view message) {
     std::string line(message.substr(0, 4 * kMaxMessage));
     std::replace(line.begin(), line.end(), '\n', ' ');

@@ -39,4 +39,9 @@ std::size_t maxReadyReportBytes(std::size_t ranks);
 Expected<std::map<std::uint32_t, ClientEnvironment>>
 decodeReadyReport(std::string_view text, const std::vector<std::uint32_t> &localRanks);
 
+// One rank's environment from a whole report: its block alone is found and
+// decoded, as strictly, so each task of a node reads only its own (a task
+// decoding every rank's would make the node's work quadratic in its ranks).
+Expected<ClientEnvironment> decodeRankEnvironment(std::string_view text, std::uint32_t rank);
+
 } // namespace stepmap::ready

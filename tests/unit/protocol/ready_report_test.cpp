@@ -18,6 +18,33 @@ TEST(ReadyReport, RoundTrip) {
     EXPECT_EQ(got->at(4).size(), 1u);
 }
 
+// Each task of a node reads only its own rank's block of the report.
+TEST(ReadyReport, OneRanksEnvironmentFromTheWholeReport) {
+    const std::map<std::uint32_t, std::vector<std::string>> envs{
+        {3, {"PMIX_RANK=3", "PMIX_NAMESPACE=stepmap.1.0"}},
+        {7, {"PMIX_RANK=7", "PMIX_NAMESPACE=stepmap.1.0"}},
+        {17, {"PMIX_RANK=17"}}};
+    const std::string text = encodeReadyReport(envs);
+    auto seven = decodeRankEnvironment(text, 7);
+    ASSERT_TRUE(seven) << seven.error().message;
+    EXPECT_EQ(*seven, (ClientEnvironment{{"PMIX_RANK", "7"}, {"PMIX_NAMESPACE", "stepmap.1.0"}}));
+    auto first = decodeRankEnvironment(text, 3);
+    ASSERT_TRUE(first) << first.error().message;
+    EXPECT_EQ(*first, (ClientEnvironment{{"PMIX_RANK", "3"}, {"PMIX_NAMESPACE", "stepmap.1.0"}}));
+    auto last = decodeRankEnvironment(text, 17);
+    ASSERT_TRUE(last) << last.error().message;
+    EXPECT_EQ(*last, (ClientEnvironment{{"PMIX_RANK", "17"}}));
+    auto none = decodeRankEnvironment(text, 1);
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().message, "no PMIx environment for rank 1");
+    // The block is decoded as strictly as a whole report.
+    auto bad = decodeRankEnvironment("READY\nRANK 2\nENV HOME=/root\nEND\n", 2);
+    ASSERT_FALSE(bad);
+    auto cut = decodeRankEnvironment("READY\nRANK 2\nENV PMIX_RANK=2\n", 2);
+    ASSERT_FALSE(cut);
+    EXPECT_FALSE(decodeRankEnvironment("RANK 2\nENV PMIX_RANK=2\nEND\n", 2));
+}
+
 TEST(ReadyReport, FailureCarriesTheServersMessageEscapedAndShort) {
     auto got = decodeReadyReport(encodeReadyFailure("cannot \x1b[31mstart"), {0});
     ASSERT_FALSE(got);
