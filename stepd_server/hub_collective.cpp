@@ -16,9 +16,6 @@ hub::HubLink::Settings linkSettings(const StepConfig &c, timeline::Recorder mark
     s.nodeIndex = c.nodeIndex;
     s.nodeCount = static_cast<std::uint32_t>(c.plan.nodes.size());
     s.dmodexTimeoutSec = c.dmodexTimeoutSec;
-    s.nodeOfRank.reserve(c.plan.ranks.size());
-    for (const auto &r : c.plan.ranks)
-        s.nodeOfRank.push_back(r.node);
     s.timeline = std::move(marks);
     return s;
 }
@@ -28,7 +25,8 @@ hub::HubLink::Settings linkSettings(const StepConfig &c, timeline::Recorder mark
 HubCollective::HubCollective(uv_loop_t *loop, const StepConfig &config, PmixHost &host,
                              timeline::Recorder marks,
                              std::function<void(const std::string &)> onLost)
-    : host_(host), link_(loop, linkSettings(config, std::move(marks)), *this, std::move(onLost)) {}
+    : config_(config), host_(host),
+      link_(loop, linkSettings(config, std::move(marks)), *this, std::move(onLost)) {}
 
 void HubCollective::fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
                           DataReply done) {
@@ -41,6 +39,10 @@ void HubCollective::directModex(std::uint32_t rank, DataReply done) {
 
 void HubCollective::abort(std::uint32_t rank, int status, std::string message) {
     link_.abort(rank, status, std::move(message));
+}
+
+bool HubCollective::ownsRank(std::uint32_t rank) const {
+    return rank < config_.plan.ranks.size() && config_.plan.ranks[rank].node == config_.nodeIndex;
 }
 
 void HubCollective::localModex(std::uint32_t rank, hub::DataReply done) {

@@ -31,10 +31,12 @@ public:
 
 private:
     void localModex(std::uint32_t rank, hub::DataReply done) override;
+    bool ownsRank(std::uint32_t rank) const override;
     hub::LinkStatuses statuses() const override;
     std::string statusText(int status) const override;
     void log(const std::string &line) override;
 
+    const StepConfig &config_;
     PmixHost &host_;
     hub::HubLink link_;
 };

@@ -209,8 +209,7 @@ bool HubLink::onFenceDone(const wire::Frame &f) {
 
 bool HubLink::onDmodexRequest(const wire::Frame &f) {
     auto m = wire::decodeDmodexRequest(f.payload);
-    if (!m || m->rank >= settings_.nodeOfRank.size() ||
-        settings_.nodeOfRank[m->rank] != settings_.nodeIndex) {
+    if (!m || !host_.ownsRank(m->rank)) {
         conn_->close("malformed direct modex request");
         return false;
     }

@@ -28,6 +28,9 @@ public:
     virtual ~LinkHost() = default;
     // This node's data of one of its ranks, asked for by another node.
     virtual void localModex(std::uint32_t rank, DataReply done) = 0;
+    // Whether rank runs on this node: a request for another node's rank is
+    // refused. (The server holds the plan; the link keeps no per-rank table.)
+    virtual bool ownsRank(std::uint32_t rank) const = 0;
     virtual LinkStatuses statuses() const = 0;
     virtual std::string statusText(int status) const = 0;
     virtual void log(const std::string &line) = 0;
@@ -45,9 +48,6 @@ public:
         // Until the first join, a connection the hub drops before the
         // handshake (it makes room when flooded) is tried again this long.
         int joinRetryMs = 30000;
-        // The plan's node index of every rank: a request for a rank of
-        // another node is refused.
-        std::vector<std::uint32_t> nodeOfRank;
         // The server's marks so far; the link adds its own (joined, fences,
         // leaving) and sends them all to the hub as it leaves.
         timeline::Recorder timeline;

@@ -30,9 +30,14 @@ constexpr hub::LinkStatuses kStatuses{0, -1000, -2000};
 // This node's PMIx server, as the link sees it.
 struct FakeHost : hub::LinkHost {
     bool answer = true; // else the requests stay unanswered
+    std::uint32_t node = 0;
+    std::vector<std::uint32_t> nodeOfRank{0, 1, 0, 1};
     std::vector<std::pair<std::uint32_t, hub::DataReply>> unanswered;
     std::vector<std::string> lines;
 
+    bool ownsRank(std::uint32_t rank) const override {
+        return rank < nodeOfRank.size() && nodeOfRank[rank] == node;
+    }
     void localModex(std::uint32_t rank, hub::DataReply done) override {
         if (answer)
             done(0, "data of " + std::to_string(rank));
@@ -99,12 +104,13 @@ public:
         s.secret = secret_;
         s.nodeIndex = node;
         s.dmodexTimeoutSec = 1;
-        s.nodeOfRank = nodeOfRank_;
         s.nodeCount = nodeCount_;
         return s;
     }
 
     hub::HubLink &link(std::uint32_t node, FakeHost &host, std::optional<int> port = {}) {
+        host.node = node;
+        host.nodeOfRank = nodeOfRank_;
         links_.push_back(std::make_unique<hub::HubLink>(
             &loop_, settings(node, port.value_or(hub_->port())), host,
             [this, node](const std::string &why) { lost_[node] = why; }));
