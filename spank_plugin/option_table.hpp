@@ -41,6 +41,10 @@ inline constexpr OptionSpec kOptionSpecs[] = {
      "stepmap: each rank takes N CPUs of one node (ParaStation PSI_TPP; falls back to "
      "OMP_NUM_THREADS)"},
     {"display-map", nullptr, "stepmap: print the job map before the step starts"},
+    {"modex", "mode",
+     "stepmap: how ranks exchange connection data at MPI_Init: fence (the MPI library's "
+     "default), async (at first contact) or profile (none: from the site's interconnect "
+     "profile)"},
 };
 
 inline constexpr int kOptionCount = static_cast<int>(sizeof kOptionSpecs / sizeof kOptionSpecs[0]);

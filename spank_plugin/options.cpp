@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include "hosts/host_list.hpp"
+#include "modex/modex_mode.hpp"
 #include "request/map_policy.hpp"
 #include "request/parastation_request.hpp"
 
@@ -69,6 +70,7 @@ StepmapOptions mergeOptions(const std::map<std::string, std::string> &commandLin
     o.nodesSort = pick("nodes-sort");
     o.tpp = pick("tpp");
     o.displayMap = pick("display-map").has_value();
+    o.modex = pick("modex");
     return o;
 }
 
@@ -97,6 +99,10 @@ Expected<bool> checkOptionValue(const std::string &name, const std::string &valu
         auto threads = parseThreadsPerProcess(value, "--tpp");
         if (!threads)
             return threads.error();
+    } else if (name == "modex") {
+        auto mode = modex::parseModexMode(value, "--modex");
+        if (!mode)
+            return mode.error();
     } else if (name == "hostfile") {
         if (value.empty())
             return UserError{"--hostfile needs a file name"};

@@ -31,10 +31,11 @@ struct StepmapOptions {
     std::optional<std::string> nodesSort;
     std::optional<std::string> tpp;
     bool displayMap = false;
+    std::optional<std::string> modex;
 
     bool any() const {
         return host || hostfile || mapBy || rankBy || bindTo || overbook || loopNodesFirst ||
-               nodesSort || tpp || displayMap;
+               nodesSort || tpp || displayMap || modex;
     }
 };
 

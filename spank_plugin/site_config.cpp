@@ -17,6 +17,17 @@ bool seconds(const std::string &text, int &out) {
     return true;
 }
 
+// "BASE-END", 1024 <= BASE <= END <= 65535.
+bool portRange(const std::string &text) {
+    unsigned base = 0, end = 0;
+    const char *first = text.data(), *last = text.data() + text.size();
+    auto [dash, ec1] = std::from_chars(first, last, base);
+    if (ec1 != std::errc() || dash == last || *dash != '-')
+        return false;
+    auto [stop, ec2] = std::from_chars(dash + 1, last, end);
+    return ec2 == std::errc() && stop == last && base >= 1024 && base <= end && end <= 65535;
+}
+
 } // namespace
 
 Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
@@ -28,11 +39,20 @@ Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
         if (eq == std::string::npos)
             return UserError{"plugstack.conf argument '" + arg + "' is not key=value"};
         std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
-        if (key == "server" || key == "tmpdir" || key == "log_dir") {
+        if (key == "server" || key == "tmpdir" || key == "log_dir" || key == "profile") {
             if (value.empty() || value[0] != '/')
                 return UserError{"plugstack.conf argument " + key + "='" + value +
                                  "' must be an absolute path"};
-            (key == "server" ? c.server : key == "tmpdir" ? c.tmpdir : c.logDir) = value;
+            (key == "server"    ? c.server
+             : key == "tmpdir"  ? c.tmpdir
+             : key == "log_dir" ? c.logDir
+                                : c.profile) = value;
+        } else if (key == "modex_ports") {
+            if (!portRange(value))
+                return UserError{"plugstack.conf argument modex_ports='" + value +
+                                 "' must be a range of TCP ports BASE-END within 1024-65535, "
+                                 "e.g. modex_ports=41000-41999"};
+            c.modexPorts = value;
         } else if (key == "hub_address") {
             if (value.empty())
                 return UserError{"plugstack.conf argument hub_address= needs a host name or "

@@ -24,6 +24,11 @@ struct SiteConfig {
     int serverStartTimeoutSec = 30;
     std::string
         logDir; // if set, each server logs to <logDir>/stepmap-stepd.<job>.<step>.<node>.log
+    // The interconnect profile (stepmap-profile make) served to the steps;
+    // none if empty.
+    std::string profile;
+    // --modex=profile pins each rank's TCP port in this range ("BASE-END").
+    std::string modexPorts = "41000-41999";
 };
 
 Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,

@@ -15,8 +15,11 @@ inline constexpr const char *kSiteKeys[] = {
     "client_auth",
     "dmodex_timeout",
     "server_start_timeout",
+    "profile",
+    "modex_ports",
 };
 inline constexpr const char kSiteKeyList[] =
-    "server, tmpdir, log_dir, hub_address, client_auth, dmodex_timeout, server_start_timeout";
+    "server, tmpdir, log_dir, hub_address, client_auth, dmodex_timeout, server_start_timeout, "
+    "profile, modex_ports";
 
 } // namespace stepmap::plugin

@@ -1,5 +1,9 @@
 #include "srun_side.hpp"
 
+#include "modex/modex_mode.hpp"
+#include "profile/profile_subset.hpp"
+#include "profile/profile_yaml.hpp"
+
 #include "allocation_request.hpp"
 #include "base/quote.hpp"
 #include "hosts/allocation.hpp"
@@ -539,6 +543,7 @@ int SrunSide::init(spank_t) {
 
     writeHostfile();
     exportPlan();
+    exportModex();
     if (options_.displayMap || report_.display)
         displayJobMap(cmd);
     // The srun-side cost of stepmap, shown by `srun -v` once srun knows
@@ -612,6 +617,49 @@ void SrunSide::exportPlan() {
              std::to_string(encoded.size()) +
              " bytes encoded); use --map-by slot or nodes with equal CPU counts");
     setenv(kPlanVariable, encoded.c_str(), 1);
+}
+
+// --modex, and the step's nodes' entries of the site's interconnect profile
+// for their servers. Without --modex=profile a profile that cannot be used
+// is only reported: the step never fails because of one.
+void SrunSide::exportModex() {
+    auto mode = modex::ModexMode::Fence;
+    if (options_.modex) {
+        auto parsed = modex::parseModexMode(*options_.modex, "--modex");
+        if (!parsed)
+            fail(parsed.error().message);
+        mode = *parsed;
+    }
+    const bool needed = mode == modex::ModexMode::Profile;
+    if (mode != modex::ModexMode::Fence)
+        setenv(kModexVariable, modex::modexModeName(mode), 1);
+    if (site_.profile.empty()) {
+        if (needed)
+            fail("--modex=profile needs the site's interconnect profile, and plugstack.conf "
+                 "names none (profile=FILE, made with stepmap-profile make); use --modex=async");
+        return;
+    }
+    auto unusable = [&](const std::string &why) {
+        if (needed)
+            fail("--modex=profile cannot use the site's interconnect profile: " + why +
+                 "; use --modex=async, or ask the site to update the profile");
+        logInfo("not serving the site's interconnect profile: " + why);
+    };
+    auto profile = topology::readProfileFile(site_.profile);
+    if (!profile)
+        return unusable(profile.error().message);
+    std::vector<std::string> names;
+    for (const auto &node : plan_.nodes)
+        names.push_back(node.name);
+    const topology::Profile ours = topology::profileOfNodes(*profile, names);
+    if (ours.nodes.empty())
+        return unusable(site_.profile + " has no entry for the step's nodes");
+    const std::string text = topology::writeProfileYaml(ours);
+    if (text.size() + std::strlen(kProfileVariable) + 1 > 128 * 1024)
+        return unusable("the entries of the step's " + std::to_string(ours.nodes.size()) +
+                        " nodes take " + std::to_string(text.size()) +
+                        " bytes, more than an environment variable holds (128 KiB)");
+    setenv(kProfileVariable, text.c_str(), 1);
 }
 
 // --display-map: mpirun's job map, on srun's stderr.
@@ -899,6 +947,13 @@ RendezvousHub::Events SrunSide::hubEvents(std::uint32_t jobId, std::uint32_t ste
     events.onTimeline = [this](std::uint32_t node, std::vector<timeline::Event> marks) {
         std::lock_guard<std::mutex> lock(timelinesMutex_);
         timelines_[node] = std::move(marks);
+    };
+    // A node whose profile entry does not match it: said by its server
+    // (its log has the differences); nobody serves that entry.
+    events.onProfileState = [this](std::uint32_t node, bool usable, const std::string &why) {
+        if (!usable && node < plan_.nodes.size())
+            logVerbose("interconnect profile entry of " + plan_.nodes[node].name +
+                       " not served: " + why);
     };
     events.onRankExit = [this](std::uint32_t, int status) {
         int expected = -1;

@@ -54,6 +54,7 @@ private:
     void refuseLayoutOptions(const SrunCommandLine &cmd, const std::string &engaged);
     void writeHostfile();
     void exportPlan();
+    void exportModex();
     void displayJobMap(const SrunCommandLine &cmd);
     // localUserInit's steps.
     bool stepMatchesPlan(spank_t sp, std::uint32_t jobId, std::uint32_t stepId);

@@ -323,6 +323,20 @@ StepdSide::inheritedEnvironment(std::uint32_t rank) const {
     return std::optional<ready::ClientEnvironment>(std::move(env.value()));
 }
 
+// --modex and the profile srun shipped, for the server. A profile too large
+// to pass on is left out (the step never fails because of a profile).
+void StepdSide::addModexSettings(ServerLaunch &launch, spank_t sp) const {
+    auto mode = jobVariable(sp, kModexVariable, 64);
+    if (mode && *mode)
+        launch.args.insert(launch.args.end(),
+                           {"--modex", **mode, "--modex-ports", site_.modexPorts});
+    auto profile = jobVariable(sp, kProfileVariable, kMaxPlanBytes);
+    if (!profile)
+        logError(profile.error().message + "; the step runs without the interconnect profile");
+    else if (*profile)
+        launch.environ.push_back("STEPMAP_PROFILE=" + **profile);
+}
+
 ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
                                      const std::string &planText, const HubAccess &hub,
                                      spank_t sp) const {
@@ -352,6 +366,7 @@ ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
                    tasksInOtherMountNamespace(facts.jobId) ? "other" : "same"};
     launch.environ = {"STEPMAP_PLAN=" + planText, "STEPMAP_SECRET=" + hub.secret,
                       "PATH=/usr/bin:/bin"};
+    addModexSettings(launch, sp);
     launch.uid = uid_;
     launch.gid = gid_;
     launch.softLimits = jobSoftLimits([sp](const char *name) -> std::optional<std::string> {

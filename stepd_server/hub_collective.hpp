@@ -23,6 +23,10 @@ public:
     void connect() { link_.connect(); }
     void leave() { link_.leave(); }
     void rankExited(std::uint32_t rank, int status) { link_.rankExited(rank, status); }
+    void askProfileVerdict(bool usable, std::string reason, hub::HubLink::ProfileVerdict done) {
+        link_.askProfileVerdict(usable, std::move(reason), std::move(done));
+    }
+    void mark(timeline::Mark mark) { link_.mark(mark); }
 
     void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
                DataReply done) override;

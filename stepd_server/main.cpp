@@ -4,6 +4,7 @@
 // rendezvous goes away, removing its files in every case.
 
 #include "hub_collective.hpp"
+#include "own_entry_check.hpp"
 #include "owned_directory.hpp"
 #include "plan/step_bindings.hpp"
 #include "pmix_host.hpp"
@@ -101,8 +102,20 @@ struct Server {
     // Its way to ready, for srun -v's breakdown (the link adds the rest).
     timeline::Recorder marks;
 
-    Expected<ClientEnvironments> startPmix(const topology::StepTopology &step);
+    // The loop, the inbox and the (not yet started) PMIx server.
+    void prepare(const topology::StepTopology &step);
+    Expected<ClientEnvironments> startPmix();
     void joinHub();
+    // The profile rendezvous: this node's say on its own entry, then the
+    // hub's verdict on every node's, before anything is registered.
+    Expected<std::vector<std::uint32_t>> awaitProfileVerdict();
+    // A mark on the way to ready: the link's once it holds the marks.
+    void mark(timeline::Mark m) {
+        if (link)
+            link->mark(m);
+        else
+            marks.record(m);
+    }
     void watchNotices();
     void watchSignals();
     void watchSlurmstepd();
@@ -111,10 +124,13 @@ struct Server {
     void stop(const std::string &why, int code);
 };
 
-Expected<ClientEnvironments> Server::startPmix(const topology::StepTopology &step) {
+void Server::prepare(const topology::StepTopology &step) {
     uv_loop_init(&loop);
     inbox = std::make_unique<LoopInbox>(&loop);
     host = std::make_unique<PmixHost>(config, *inbox, step.topology.get(), step.cpuset.get());
+}
+
+Expected<ClientEnvironments> Server::startPmix() {
     auto started = host->start();
     if (!started)
         return started.error();
@@ -126,6 +142,23 @@ void Server::joinHub() {
                                            [this](const std::string &why) { stop(why, 1); });
     host->setCollective(link.get());
     link->connect();
+}
+
+Expected<std::vector<std::uint32_t>> Server::awaitProfileVerdict() {
+    const OwnEntryCheck own = checkOwnEntry(config);
+    if (!own.usable)
+        logLine("interconnect profile entry of this node not served: " + own.reason);
+    std::optional<std::vector<std::uint32_t>> verdict;
+    link->askProfileVerdict(own.usable, own.reason,
+                            [&verdict](std::vector<std::uint32_t> w) { verdict = std::move(w); });
+    while (!verdict && !stopping)
+        uv_run(&loop, UV_RUN_ONCE);
+    if (!verdict)
+        return UserError{"the step ended before the nodes agreed on the interconnect profile"};
+    if (!verdict->empty())
+        logLine("interconnect profile entries withheld for " + std::to_string(verdict->size()) +
+                " of the step's nodes");
+    return std::move(*verdict);
 }
 
 void Server::watchNotices() {
@@ -267,22 +300,38 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    auto envs = s.startPmix(*step);
+    s.prepare(*step);
+    // With a profile, every node must know which entries are served before
+    // it registers anything: join the rendezvous first.
+    const bool profileServed = c.profile || !c.profileProblem.empty();
+    if (profileServed) {
+        s.joinHub();
+        s.watchSignals();
+        s.watchSlurmstepd();
+        auto verdict = s.awaitProfileVerdict();
+        if (!verdict) {
+            reportFailure(s.ready, verdict.error().message);
+            return s.run();
+        }
+    }
+    auto envs = s.startPmix();
     if (!envs) {
         reportFailure(s.ready, envs.error().message);
         s.host.reset();
         return 1;
     }
-    s.marks.record(timeline::Mark::PmixRegistered);
+    s.mark(timeline::Mark::PmixRegistered);
     if (!ready::writeReport(s.ready.get(), ready::encodeReadyReport(envs.value()))) {
         logLine("the plugin did not take the client environment; leaving");
         s.host.reset();
         return 1;
     }
-    s.marks.record(timeline::Mark::Ready);
-    s.joinHub();
+    s.mark(timeline::Mark::Ready);
+    if (!profileServed) {
+        s.joinHub();
+        s.watchSignals();
+        s.watchSlurmstepd();
+    }
     s.watchNotices();
-    s.watchSignals();
-    s.watchSlurmstepd();
     return s.run();
 }

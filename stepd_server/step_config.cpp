@@ -1,5 +1,6 @@
 #include "step_config.hpp"
 
+#include "profile/profile_yaml.hpp"
 #include "wire/secret.hpp"
 
 #include <unistd.h>
@@ -25,7 +26,8 @@ Expected<Arguments> readArguments(int argc, char **argv) {
     static const char *known[] = {"--nspace",       "--node-index",     "--tmpdir",
                                   "--hub",          "--ready-fd",       "--watch-pid",
                                   "--launched-at",  "--dmodex-timeout", "--step-cores",
-                                  "--topology-xml", "--client-auth",    "--client-mount-namespace"};
+                                  "--topology-xml", "--client-auth",    "--client-mount-namespace",
+                                  "--modex",        "--modex-ports"};
     Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -74,7 +76,28 @@ Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
             return UserError{"bad --client-mount-namespace '" + ns + "' (same or other)"};
         c.clientsElsewhere = ns == "other";
     }
+    if (args.count("--modex")) {
+        auto mode = modex::parseModexMode(args["--modex"], "--modex");
+        if (!mode)
+            return mode.error();
+        c.modex = *mode;
+        c.modexPorts = args["--modex-ports"];
+        if (c.modex == modex::ModexMode::Profile && c.modexPorts.empty())
+            return UserError{"--modex profile needs --modex-ports BASE-END"};
+    }
     return true;
+}
+
+// STEPMAP_PROFILE, if srun shipped one.
+void readProfile(StepConfig &c) {
+    const char *text = std::getenv("STEPMAP_PROFILE");
+    if (!text)
+        return;
+    auto profile = topology::loadProfileYaml(text, "STEPMAP_PROFILE");
+    if (profile)
+        c.profile = std::move(profile.value());
+    else
+        c.profileProblem = profile.error().message;
 }
 
 // STEPMAP_PLAN, and this node's index in it.
@@ -128,6 +151,7 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
     if (!secret)
         return UserError{"STEPMAP_SECRET is missing or not 64 hex digits"};
     c.secret = std::move(*secret);
+    readProfile(c);
     return c;
 }
 

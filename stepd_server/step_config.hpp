@@ -4,7 +4,11 @@
 // and environment (set by the plugin in slurmstepd).
 
 #include "base/expected.hpp"
+#include "modex/modex_mode.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/interconnect_profile.hpp"
+
+#include <optional>
 
 #include <string>
 
@@ -29,6 +33,15 @@ struct StepConfig {
     // job_container/tmpfs without EntireStepInNS makes it): they reach this
     // server's directory through /proc/<its pid>/root.
     bool clientsElsewhere = false;
+    // srun's --modex, and the range --modex=profile pins the ranks' TCP
+    // ports in (the site's modex_ports, "BASE-END").
+    modex::ModexMode modex = modex::ModexMode::Fence;
+    std::string modexPorts;
+    // The step's nodes' entries of the site's interconnect profile, if srun
+    // shipped them (STEPMAP_PROFILE); a damaged one is dropped with the
+    // reason, never a reason not to serve the step.
+    std::optional<topology::Profile> profile;
+    std::string profileProblem;
 };
 
 // The server's directory as its clients name it.
@@ -37,8 +50,8 @@ std::string clientTmpdir(const StepConfig &c);
 // argv: --nspace N --node-index K --tmpdir D --hub HOST:PORT --ready-fd F
 //       --step-cores LIST [--watch-pid P] [--launched-at USEC] [--dmodex-timeout S]
 //       [--topology-xml FILE]
-//       [--client-auth munge|native]
-// environment: STEPMAP_PLAN, STEPMAP_SECRET
+//       [--client-auth munge|native] [--modex fence|async|profile --modex-ports BASE-END]
+// environment: STEPMAP_PLAN, STEPMAP_SECRET, STEPMAP_PROFILE (optional)
 Expected<StepConfig> parseStepConfig(int argc, char **argv);
 
 } // namespace stepmap::server

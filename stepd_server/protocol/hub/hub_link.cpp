@@ -1,6 +1,7 @@
 #include "hub_link.hpp"
 
 #include "wire/payloads.hpp"
+#include "wire/profile_payloads.hpp"
 
 namespace stepmap::hub {
 
@@ -98,6 +99,8 @@ bool HubLink::handle(wire::Frame &f) {
         return onFenceDone(f);
     case MessageType::DmodexRequest:
         return onDmodexRequest(f);
+    case MessageType::ProfileVerdict:
+        return onProfileVerdict(f);
     case MessageType::DmodexResponse: {
         auto m = wire::decodeDmodexResponse(f.payload);
         if (!m) {
@@ -225,6 +228,24 @@ bool HubLink::onDmodexRequest(const wire::Frame &f) {
                                               req.requestId, req.originNode, st, std::move(data)}));
     });
     return true;
+}
+
+bool HubLink::onProfileVerdict(const wire::Frame &f) {
+    auto m = wire::decodeProfileVerdict(f.payload, settings_.nodeCount);
+    if (!m || !onProfileVerdict_) {
+        conn_->close("malformed or unexpected profile verdict");
+        return false;
+    }
+    // Once: the verdict decides what this server registers.
+    auto verdict = std::move(onProfileVerdict_);
+    onProfileVerdict_ = nullptr;
+    verdict(std::move(m->withheld));
+    return conn_ != nullptr;
+}
+
+void HubLink::askProfileVerdict(bool usable, std::string reason, ProfileVerdict onVerdict) {
+    onProfileVerdict_ = std::move(onVerdict);
+    send(MessageType::ProfileState, wire::encode(wire::ProfileStateMsg{usable, std::move(reason)}));
 }
 
 void HubLink::fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,

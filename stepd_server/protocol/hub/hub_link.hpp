@@ -74,6 +74,14 @@ public:
     // A rank of this node ended with a non-zero status (slurmstepd says so):
     // srun exits with the first such status, as mpirun does.
     void rankExited(std::uint32_t rank, int status);
+    // The profile rendezvous (wire/profile_payloads.hpp): says whether this
+    // node's interconnect profile entry may be served (sent once joined);
+    // onVerdict gets the nodes whose entries nobody serves, once every
+    // server has said so.
+    using ProfileVerdict = std::function<void(std::vector<std::uint32_t> withheld)>;
+    void askProfileVerdict(bool usable, std::string reason, ProfileVerdict onVerdict);
+    // A mark of the server's, made after the link took its marks.
+    void mark(timeline::Mark mark) { timeline_.record(mark); }
 
 private:
     // A direct modex this node asked for; PMIx sets no deadline, so the
@@ -102,6 +110,7 @@ private:
                          DataReply done);
     bool onFenceDone(const wire::Frame &f);
     bool onDmodexRequest(const wire::Frame &f);
+    bool onProfileVerdict(const wire::Frame &f);
     void send(wire::MessageType type, std::string payload);
     void failAll(const std::string &why);
     // Completes a direct-modex request; a failure is logged with its reason.
@@ -111,6 +120,7 @@ private:
     Settings settings_;
     LinkHost &host_;
     LinkStatuses statuses_;
+    ProfileVerdict onProfileVerdict_;
     std::function<void(const std::string &)> onLost_;
     uvnet::FrameConnection::Ptr conn_;
     bool ready_ = false;

@@ -7,6 +7,7 @@
 #include "uv/frame_connection.hpp"
 #include "uv/uv_handle.hpp"
 #include "wire/payloads.hpp"
+#include "wire/profile_payloads.hpp"
 
 #include <netdb.h>
 #include <pthread.h>
@@ -85,6 +86,9 @@ struct RendezvousHub::State {
     // Direct-modex requests for nodes whose server has not connected yet;
     // sent on as soon as it does (each requester has its own deadline).
     std::map<std::uint32_t, std::vector<std::string>> waitingForServer;
+    // The profile rendezvous: each server's say on its own entry; the
+    // verdict goes out once every server has said it.
+    std::map<std::uint32_t, bool> profileStates;
 
     // Loop thread, after start.
     bool listen(std::string &error);
@@ -105,6 +109,7 @@ struct RendezvousHub::State {
     void sendTreeParent(std::uint32_t child);
     void onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onRankExit(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onProfileState(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
     void fail(const std::string &why);
     void onWakeup();
@@ -281,6 +286,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
     case MessageType::RankExit:
         onRankExit(node, c, f);
         return;
+    case MessageType::ProfileState:
+        onProfileState(node, c, f);
+        return;
     case MessageType::Timeline: {
         auto marks = timeline::decodeEvents(f.payload);
         if (!marks) {
@@ -378,6 +386,27 @@ void RendezvousHub::State::onRankExit(std::uint32_t node, uvnet::FrameConnection
     }
     if (events.onRankExit)
         events.onRankExit(m->rank, m->status);
+}
+
+void RendezvousHub::State::onProfileState(std::uint32_t node, uvnet::FrameConnection &c,
+                                          const wire::Frame &f) {
+    auto m = wire::decodeProfileState(f.payload);
+    if (!m || profileStates.count(node)) {
+        c.close("malformed or repeated profile state");
+        return;
+    }
+    profileStates[node] = m->usable;
+    if (events.onProfileState)
+        events.onProfileState(node, m->usable, m->reason);
+    if (profileStates.size() < serverNodes.size())
+        return;
+    wire::ProfileVerdictMsg verdict;
+    for (auto [n, usable] : profileStates)
+        if (!usable)
+            verdict.withheld.push_back(n);
+    const std::string payload = wire::encode(verdict);
+    for (auto n : serverNodes)
+        sendTo(n, MessageType::ProfileVerdict, payload);
 }
 
 void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string &why) {

@@ -30,6 +30,10 @@ public:
         std::function<void(std::uint32_t node)> onJoined;
         // A server's marks as it leaves (srun -v's breakdown). Hub thread.
         std::function<void(std::uint32_t node, std::vector<timeline::Event> events)> onTimeline;
+        // A server said whether its interconnect profile entry may be
+        // served, and if not why (the profile rendezvous). Hub thread.
+        std::function<void(std::uint32_t node, bool usable, const std::string &reason)>
+            onProfileState;
     };
 
     struct Settings {

@@ -41,7 +41,7 @@ TEST(Options, NamesAndArgumentsInHelpOrder) {
     EXPECT_EQ(shown, (std::vector<std::string>{"--host=hosts", "--hostfile=file", "--map-by=policy",
                                                "--rank-by=policy", "--bind-to=object", "--overbook",
                                                "--loop-nodes-first", "--nodes-sort=kind", "--tpp=N",
-                                               "--display-map"}));
+                                               "--display-map", "--modex=mode"}));
     for (const auto &s : optionSpecs())
         EXPECT_EQ(std::string(s.usage).rfind("stepmap: ", 0), 0u) << s.name;
 }
@@ -52,7 +52,7 @@ TEST(Options, ArityTellsWhichOptionsTakeAValue) {
     for (const char *flag : {"overbook", "loop-nodes-first", "display-map"})
         EXPECT_FALSE(arity.at(flag)) << flag;
     for (const char *valued :
-         {"host", "hostfile", "map-by", "rank-by", "bind-to", "nodes-sort", "tpp"})
+         {"host", "hostfile", "map-by", "rank-by", "bind-to", "nodes-sort", "tpp", "modex"})
         EXPECT_TRUE(arity.at(valued)) << valued;
 }
 
@@ -132,6 +132,9 @@ TEST(Options, ValidValuesPass) {
              {"bind-to", "core:overload-allowed"},
              {"nodes-sort", "LOAD_5"},
              {"tpp", "4"},
+             {"modex", "fence"},
+             {"modex", "async"},
+             {"modex", "profile"},
              // Flags and unknown names have no value to check.
              {"overbook", "anything"},
              {"no-such-option", "x"}})
@@ -144,6 +147,10 @@ TEST(Options, EachCheckedOptionRefusesABadValueWithItsMessage) {
         "(accepted: slot, node, seq, rankfile, hwthread, core, l1cache, l2cache, l3cache, numa, "
         "package, ppr:N:OBJECT, pe-list=LIST, device=CLASS, each optionally followed by "
         ":MODIFIERS)";
+    EXPECT_EQ(refusal("modex", "none"),
+              "--modex=none is not a modex mode; use fence (the MPI library's own data exchange "
+              "at MPI_Init), async (each peer's data fetched at first contact) or profile (no "
+              "exchange: the data comes from the site's interconnect profile)");
     EXPECT_EQ(refusal("host", ""), "--host: empty host list (expected e.g. --host a,b:2 or --host "
                                    "'!^a')");
     EXPECT_EQ(refusal("host", "n1:x"), "--host 'n1:x': 'n1:x' has an invalid slot count 'x' "

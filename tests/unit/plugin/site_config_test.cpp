@@ -14,11 +14,14 @@ TEST(SiteConfig, Defaults) {
     EXPECT_EQ(c->tmpdir, "/tmp");
     EXPECT_EQ(c->dmodexTimeoutSec, 60);
     EXPECT_TRUE(c->logDir.empty());
+    EXPECT_TRUE(c->profile.empty());
+    EXPECT_EQ(c->modexPorts, "41000-41999");
 }
 
 TEST(SiteConfig, ValuesOverrideDefaults) {
     auto c = parseSiteConfig({"server=/opt/s", "tmpdir=/var/tmp", "dmodex_timeout=5",
-                              "hub_address=10.0.0.1", "log_dir=/var/log/stepmap"},
+                              "hub_address=10.0.0.1", "log_dir=/var/log/stepmap",
+                              "profile=/etc/slurm/stepmap-profile.yaml", "modex_ports=50000-50127"},
                              "/x");
     ASSERT_TRUE(c) << c.error().message;
     EXPECT_EQ(c->server, "/opt/s");
@@ -26,6 +29,8 @@ TEST(SiteConfig, ValuesOverrideDefaults) {
     EXPECT_EQ(c->dmodexTimeoutSec, 5);
     EXPECT_EQ(c->hubAddress, "10.0.0.1");
     EXPECT_EQ(c->logDir, "/var/log/stepmap");
+    EXPECT_EQ(c->profile, "/etc/slurm/stepmap-profile.yaml");
+    EXPECT_EQ(c->modexPorts, "50000-50127");
 }
 
 TEST(SiteConfig, ClientsAreAuthenticatedThroughMungeUnlessTheSiteSaysOtherwise) {
@@ -44,7 +49,18 @@ TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
     for (const auto &tc : std::vector<Case>{
              {"colour=blue", "unknown plugstack.conf argument 'colour' (value 'blue'); known: "
                              "server, tmpdir, log_dir, hub_address, client_auth, "
-                             "dmodex_timeout, server_start_timeout"},
+                             "dmodex_timeout, server_start_timeout, profile, modex_ports"},
+             {"profile=profile.yaml", "plugstack.conf argument profile='profile.yaml' must be an "
+                                      "absolute path"},
+             {"modex_ports=41000", "plugstack.conf argument modex_ports='41000' must be a range "
+                                   "of TCP ports BASE-END within 1024-65535, e.g. "
+                                   "modex_ports=41000-41999"},
+             {"modex_ports=900-1000", "plugstack.conf argument modex_ports='900-1000' must be a "
+                                      "range of TCP ports BASE-END within 1024-65535, e.g. "
+                                      "modex_ports=41000-41999"},
+             {"modex_ports=5000-4000", "plugstack.conf argument modex_ports='5000-4000' must be "
+                                       "a range of TCP ports BASE-END within 1024-65535, e.g. "
+                                       "modex_ports=41000-41999"},
              {"client_auth=none", "plugstack.conf argument client_auth='none' must be munge "
                                   "(clients prove their user through munged) or native (trust "
                                   "the user a client claims: any local user could join a step)"},
