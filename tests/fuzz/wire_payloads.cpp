@@ -8,6 +8,7 @@
 #include "fuzz_check.hpp"
 #include "timeline/step_timeline.hpp"
 #include "wire/payloads.hpp"
+#include "wire/profile_payloads.hpp"
 #include "wire/secret.hpp"
 
 #include <cctype>
@@ -73,6 +74,8 @@ const Check kChecks[] = {
         if (auto events = timeline::decodeEvents(p))
             fuzz::check(timeline::encodeEvents(*events) == p, "timeline changed in decode/encode");
     },
+    [](const std::string &p) { roundTrip(wire::decodeProfileState(p), p); },
+    [](const std::string &p) { roundTrip(wire::decodeProfileVerdict(p, 1u << 20), p); },
 };
 
 } // namespace

@@ -354,6 +354,45 @@ TEST_F(HubLinkTest, ALeavingServerTellsSrunWhereItsTimeWent) {
     EXPECT_EQ(timelines_.count(1), 0u); // node 1 has not left
 }
 
+// The profile rendezvous: no server learns the verdict before every server
+// has said whether its own entry matches its node; then all learn the same
+// nodes to withhold, and srun hears each server's reason.
+TEST_F(HubLinkTest, EveryServerLearnsWhichProfileEntriesAreWithheldOnceAllHaveSaid) {
+    std::map<std::uint32_t, std::string> reasons;
+    events_.onProfileState = [&](std::uint32_t node, bool usable, const std::string &why) {
+        std::lock_guard lock(mutex_);
+        reasons[node] = (usable ? "usable" : "stale: ") + why;
+    };
+    startHub({0, 1, 2}, 3, 16);
+    std::vector<FakeHost> hosts(3);
+    std::vector<std::optional<std::vector<std::uint32_t>>> verdicts(3);
+    for (std::uint32_t n = 0; n < 3; ++n)
+        link(n, hosts[n]).connect();
+    for (std::uint32_t n = 0; n < 2; ++n)
+        links_[n]->askProfileVerdict(n != 1, n == 1 ? "interface veth0 added" : "",
+                                     [&verdicts, n](std::vector<std::uint32_t> withheld) {
+                                         verdicts[n] = std::move(withheld);
+                                     });
+    ASSERT_TRUE(runUntil([&] {
+        std::lock_guard lock(mutex_);
+        return reasons.size() == 2;
+    }));
+    // A while on the loop: a verdict sent too early would arrive now.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    runUntil([&] { return std::chrono::steady_clock::now() > until; });
+    EXPECT_FALSE(verdicts[0] || verdicts[1]);
+    links_[2]->askProfileVerdict(true, "", [&verdicts](std::vector<std::uint32_t> withheld) {
+        verdicts[2] = std::move(withheld);
+    });
+    ASSERT_TRUE(runUntil([&] { return verdicts[0] && verdicts[1] && verdicts[2]; }));
+    for (const auto &v : verdicts)
+        EXPECT_EQ(*v, std::vector<std::uint32_t>{1});
+    std::lock_guard lock(mutex_);
+    EXPECT_EQ(reasons[1], "stale: interface veth0 added");
+    EXPECT_EQ(reasons[0], "usable");
+    EXPECT_TRUE(lost_.empty());
+}
+
 TEST_F(HubLinkTest, NoHubFailsWhatWaitsAndStopsTheServer) {
     // A port nobody listens on.
     int fd = socket(AF_INET, SOCK_STREAM, 0);
