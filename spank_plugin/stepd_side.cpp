@@ -330,6 +330,14 @@ void StepdSide::addModexSettings(ServerLaunch &launch, spank_t sp) const {
     if (mode && *mode)
         launch.args.insert(launch.args.end(),
                            {"--modex", **mode, "--modex-ports", site_.modexPorts});
+    // Open MPI publishes the interfaces these select: the server predicts
+    // the ranks' TCP records with the same choice.
+    for (auto [variable, arg] : {std::pair{"OMPI_MCA_btl_tcp_if_include", "--tcp-if-include"},
+                                 std::pair{"OMPI_MCA_btl_tcp_if_exclude", "--tcp-if-exclude"}}) {
+        auto value = jobVariable(sp, variable, 4096);
+        if (value && *value && !(*value)->empty())
+            launch.args.insert(launch.args.end(), {arg, **value});
+    }
     auto profile = jobVariable(sp, kProfileVariable, kMaxPlanBytes);
     if (!profile)
         logError(profile.error().message + "; the step runs without the interconnect profile");

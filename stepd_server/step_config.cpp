@@ -23,11 +23,11 @@ using Arguments = std::map<std::string, std::string>;
 // The arguments by name; an unknown or valueless one, or a missing required
 // one, is refused.
 Expected<Arguments> readArguments(int argc, char **argv) {
-    static const char *known[] = {"--nspace",       "--node-index",     "--tmpdir",
-                                  "--hub",          "--ready-fd",       "--watch-pid",
-                                  "--launched-at",  "--dmodex-timeout", "--step-cores",
-                                  "--topology-xml", "--client-auth",    "--client-mount-namespace",
-                                  "--modex",        "--modex-ports"};
+    static const char *known[] = {
+        "--nspace",     "--node-index",   "--tmpdir",         "--hub",
+        "--ready-fd",   "--watch-pid",    "--launched-at",    "--dmodex-timeout",
+        "--step-cores", "--topology-xml", "--client-auth",    "--client-mount-namespace",
+        "--modex",      "--modex-ports",  "--tcp-if-include", "--tcp-if-exclude"};
     Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -85,6 +85,8 @@ Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
         if (c.modex == modex::ModexMode::Profile && c.modexPorts.empty())
             return UserError{"--modex profile needs --modex-ports BASE-END"};
     }
+    c.tcpIfInclude = args["--tcp-if-include"];
+    c.tcpIfExclude = args["--tcp-if-exclude"];
     return true;
 }
 

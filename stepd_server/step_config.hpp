@@ -37,6 +37,9 @@ struct StepConfig {
     // ports in (the site's modex_ports, "BASE-END").
     modex::ModexMode modex = modex::ModexMode::Fence;
     std::string modexPorts;
+    // The job's OMPI_MCA_btl_tcp_if_include / _exclude: which interfaces
+    // Open MPI publishes (empty: its defaults).
+    std::string tcpIfInclude, tcpIfExclude;
     // The step's nodes' entries of the site's interconnect profile, if srun
     // shipped them (STEPMAP_PROFILE); a damaged one is dropped with the
     // reason, never a reason not to serve the step.
@@ -51,6 +54,7 @@ std::string clientTmpdir(const StepConfig &c);
 //       --step-cores LIST [--watch-pid P] [--launched-at USEC] [--dmodex-timeout S]
 //       [--topology-xml FILE]
 //       [--client-auth munge|native] [--modex fence|async|profile --modex-ports BASE-END]
+//       [--tcp-if-include LIST] [--tcp-if-exclude LIST]
 // environment: STEPMAP_PLAN, STEPMAP_SECRET, STEPMAP_PROFILE (optional)
 Expected<StepConfig> parseStepConfig(int argc, char **argv);
 

@@ -8,3 +8,5 @@ export STEPMAP_SERVER=$build/stepd_server/stepmap-stepd
 export STEPMAP_MPI_HELLO=$build/tests/e2e/mpi_hello
 export STEPMAP_PMIX_CLIENT=$build/tests/e2e/pmix_topo_client
 export STEPMAP_PMIX_FENCE=$build/tests/e2e/pmix_fence
+export STEPMAP_MPI_EXCHANGE=$build/tests/e2e/mpi_exchange
+export STEPMAP_PROFILE_TOOL=$build/tools/stepmap-profile/stepmap-profile

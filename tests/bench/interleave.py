@@ -17,10 +17,12 @@ import cluster  # noqa: E402,F401  (re-exported for the scripts)
 
 
 class Plugstack:
-    """The cluster's plugstack.conf, switched between the plugin's line and
-    nothing; restored to the plugin's line on exit."""
+    """The cluster's plugstack.conf, switched between the plugin's line,
+    nothing and (with profile=PATH) the plugin's line serving that
+    interconnect profile; restored to the plugin's line on exit. A
+    variant's `plugin` is True, False or "profile"."""
 
-    def __init__(self):
+    def __init__(self, profile=None):
         conf = cluster.cluster_env()["SLURM_CONF"]
         self.path = os.path.join(os.path.dirname(conf), "plugstack.conf")
         with open(self.path) as f:
@@ -29,13 +31,18 @@ class Plugstack:
             raise SystemExit(f"{self.path} does not load stepmap; start the cluster with "
                              "the plugin (contrib/bench/*.sh do)")
         self.state = True
+        self.texts = {True: self.loaded, False: ""}
+        if profile:
+            self.texts["profile"] = "\n".join(
+                line + f" profile={profile}" if "stepmap" in line else line
+                for line in self.loaded.splitlines()) + "\n"
 
     def set(self, loaded):
         if loaded == self.state:
             return
         tmp = self.path + ".bench"
         with open(tmp, "w") as f:
-            f.write(self.loaded if loaded else "")
+            f.write(self.texts[loaded])
         os.chmod(tmp, 0o644)
         os.replace(tmp, self.path)
         self.state = loaded

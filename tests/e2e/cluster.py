@@ -17,6 +17,8 @@ SOURCE_ROOT = os.environ.get("STEPMAP_SOURCE_ROOT",
 PLUGIN = os.environ.get("STEPMAP_PLUGIN", "")
 SERVER = os.environ.get("STEPMAP_SERVER", "")
 MPI_HELLO = os.environ.get("STEPMAP_MPI_HELLO", "")
+MPI_EXCHANGE = os.environ.get("STEPMAP_MPI_EXCHANGE", "")
+PROFILE_TOOL = os.environ.get("STEPMAP_PROFILE_TOOL", "")
 PMIX_CLIENT = os.environ.get("STEPMAP_PMIX_CLIENT", "")
 TEST_USER = "smuser"
 SERVER_TMPDIR = "/tmp"
@@ -196,6 +198,40 @@ def write_user_file(text):
         f.write(text)
     os.chmod(path, 0o644)
     return path
+
+
+def profile_command(command, path, *args, nodes="n[1-4]", timeout=120):
+    """Runs `stepmap-profile COMMAND PATH ARGS` as the test user inside an
+    allocation of `nodes` (salloc), on a profile at `path` that root owns
+    (0644, as a site keeps it): the tool works on a copy in a directory of
+    the user's, which replaces `path` after make and update. Returns the
+    salloc result."""
+    work = tempfile.mkdtemp(prefix="stepmap-profile-")
+    os.chown(work, pwd.getpwnam(TEST_USER).pw_uid, -1)
+    copy = os.path.join(work, "profile.yaml")
+    try:
+        if os.path.exists(path):
+            with open(path) as src, open(copy, "w") as dst:
+                dst.write(src.read())
+            os.chmod(copy, 0o666)
+        r = run_as_user(["salloc", "-w", nodes, PROFILE_TOOL, command]
+                        + (["-o", copy] if command == "make" else [copy]) + list(args),
+                        timeout=timeout)
+        if command in ("make", "update") and r.returncode == 0:
+            with open(copy) as src, open(path + ".new", "w") as dst:
+                dst.write(src.read())
+            os.chmod(path + ".new", 0o644)
+            os.replace(path + ".new", path)
+        return r
+    finally:
+        subprocess.run(["rm", "-rf", work])
+
+
+def make_profile(path):
+    """The interconnect profile of the cluster's four nodes at `path`."""
+    r = profile_command("make", path)
+    if r.returncode != 0:
+        raise RuntimeError(f"stepmap-profile make failed:\n{r.stdout}\n{r.stderr}")
 
 
 def run_sbatch(script_text, timeout=120):
