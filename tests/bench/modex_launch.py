@@ -32,7 +32,7 @@ def hello_ok(n):
 
 def counters(result):
     """srun -v's exchange counters, as printed (one line)."""
-    m = re.search(r"stepmap: exchange: (.*)", result.stderr)
+    m = re.search(r"exchange \([^)]*\): (.*)", result.stderr)
     return m.group(1).strip() if m else "(no counters)"
 
 

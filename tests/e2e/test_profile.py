@@ -1,0 +1,185 @@
+"""The interconnect profile on the real cluster (issue 12): made, updated
+and checked through srun; served to every rank as node-level PMIx data;
+withheld for a node that changed; modex-less launch from it, ring and
+all-to-all, with a late rank; the exchange counters srun -v prints."""
+
+import contextlib
+import os
+import re
+import subprocess
+import unittest
+
+import cluster
+from cluster import leftovers
+
+PROFILE = "/var/tmp/stepmap-e2e-profile.yaml"
+PMIX_PROBE = os.environ.get("STEPMAP_PMIX_PROBE", "")
+
+
+@contextlib.contextmanager
+def site_profile(path=PROFILE):
+    """plugstack.conf naming the profile for a while (read afresh per step)."""
+    conf = os.path.join(cluster.cluster_env()["STEPMAP_CLUSTER_DIR"], "etc/plugstack.conf")
+    with open(conf) as f:
+        original = f.read()
+    try:
+        with open(conf, "w") as f:
+            f.write("\n".join(line + f" profile={path}" if "stepmap" in line and
+                              not line.lstrip().startswith("#") else line
+                              for line in original.splitlines()) + "\n")
+        yield
+    finally:
+        with open(conf, "w") as f:
+            f.write(original)
+
+
+@contextlib.contextmanager
+def extra_interface(name="smveth0"):
+    """A veth pair on the machine: every node of the one-machine cluster
+    gains an interface, as a node would when one is added."""
+    subprocess.run(["ip", "link", "del", name], stderr=subprocess.DEVNULL)
+    subprocess.run(["ip", "link", "add", name, "type", "veth", "peer", "name", name + "p"],
+                   check=True)
+    try:
+        yield name
+    finally:
+        subprocess.run(["ip", "link", "del", name], stderr=subprocess.DEVNULL)
+
+
+def entries(text):
+    """{node: its entry's text} of a profile file."""
+    out, name, lines = {}, None, []
+    for line in text.splitlines():
+        m = re.match(r"^  - name: (\S+)$", line)
+        if m:
+            if name:
+                out[name] = "\n".join(lines)
+            name, lines = m.group(1), []
+        if name:
+            lines.append(line)
+    if name:
+        out[name] = "\n".join(lines)
+    return out
+
+
+def exchange(stderr):
+    """The step's exchange counters from srun -v, as a dict."""
+    m = re.search(r"exchange \([^)]*\): (.*)", stderr)
+    if not m:
+        return None
+    text = m.group(1)
+    grab = lambda pattern: int(re.search(pattern, text).group(1))
+    return {
+        "data fences": grab(r"(\d+) data fences?"),
+        "barriers": grab(r"(\d+) barriers?"),
+        "direct modex": grab(r"(\d+) direct modex"),
+    }
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+class ProfileTest(cluster.StepTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cluster.make_profile(PROFILE)
+
+    def test_make_profiles_every_node_and_check_finds_them_current(self):
+        text = read(PROFILE)
+        self.assertEqual(sorted(entries(text)), ["n1", "n2", "n3", "n4"])
+        r = cluster.profile_command("check", PROFILE)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("all current", r.stdout)
+
+    def test_update_reprofiles_only_the_allocation_and_check_names_the_stale_node(self):
+        before = entries(read(PROFILE))
+        try:
+            with extra_interface() as veth:
+                r = cluster.profile_command("update", PROFILE, nodes="n[1-2,4]")
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                after = entries(read(PROFILE))
+                # n3 was not in the allocation: its entry is byte for byte
+                # what it was; the others now list the new interface.
+                self.assertEqual(after["n3"], before["n3"])
+                for node in ("n1", "n2", "n4"):
+                    self.assertIn(f"name: {veth}", after[node])
+                r = cluster.profile_command("check", PROFILE)
+                self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+                self.assertIn("n3", r.stdout)
+                self.assertIn(veth, r.stdout)
+        finally:
+            cluster.make_profile(PROFILE)
+
+    def test_a_stale_node_is_reported_and_withheld_while_the_job_runs(self):
+        try:
+            with extra_interface() as veth:
+                r = cluster.profile_command("update", PROFILE, nodes="n[1-2,4]")
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                with site_profile():
+                    r = cluster.srun("-v", "-n", "8", "--map-by", "node", "--modex=profile",
+                                     cluster.MPI_EXCHANGE, "ring")
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertEqual(r.stdout.count(" ring ok"), 8, r.stdout + r.stderr)
+                self.assertRegex(r.stderr, r"interconnect profile entry of n3 not served: .*"
+                                 + veth)
+                self.assertNotRegex(r.stderr, r"interconnect profile entry of n[124] not served")
+                counts = exchange(r.stderr)
+                self.assertIsNotNone(counts, r.stderr)
+                # n3's ranks fall back to the exchange on demand; nobody
+                # collects data in a fence.
+                self.assertEqual(counts["data fences"], 0, r.stderr)
+                self.assertGreater(counts["direct modex"], 0, r.stderr)
+        finally:
+            cluster.make_profile(PROFILE)
+
+    def run_modexless(self, *args):
+        with site_profile():
+            return cluster.srun("-v", "-n", "8", "--map-by", "node", "--modex=profile",
+                                cluster.MPI_EXCHANGE, *args, timeout=180)
+
+    def assertModexless(self, r, pattern):
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count(f" {pattern} ok"), 8, r.stdout + r.stderr)
+        self.assertNotIn("not served", r.stderr)
+        counts = exchange(r.stderr)
+        self.assertIsNotNone(counts, r.stderr)
+        self.assertEqual(counts["data fences"], 0, r.stderr)
+        self.assertEqual(counts["direct modex"], 0, r.stderr)
+        self.assertGreaterEqual(counts["barriers"], 1, r.stderr)
+
+    def test_ring_runs_modexless(self):
+        self.assertModexless(self.run_modexless("ring"), "ring")
+
+    def test_all_to_all_runs_modexless_with_a_late_rank(self):
+        self.assertModexless(self.run_modexless("alltoall", "late", "5", "2000"), "alltoall")
+
+    def test_each_mode_exchanges_as_it_says(self):
+        with site_profile():
+            fence = cluster.srun("-v", "-n", "8", "--map-by", "node", "--modex=fence",
+                                 cluster.MPI_EXCHANGE, "ring")
+            asynchronous = cluster.srun("-v", "-n", "8", "--map-by", "node", "--modex=async",
+                                        cluster.MPI_EXCHANGE, "ring")
+        for r in (fence, asynchronous):
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertEqual(r.stdout.count(" ring ok"), 8, r.stdout + r.stderr)
+        self.assertEqual(exchange(fence.stderr)["data fences"], 1, fence.stderr)
+        self.assertEqual(exchange(fence.stderr)["direct modex"], 0, fence.stderr)
+        self.assertEqual(exchange(asynchronous.stderr)["data fences"], 0, asynchronous.stderr)
+        # The ring: each rank asks for its neighbours' data, on other nodes.
+        self.assertGreaterEqual(exchange(asynchronous.stderr)["direct modex"], 8,
+                                asynchronous.stderr)
+
+    def test_modex_profile_without_a_site_profile_is_refused_before_anything_starts(self):
+        r = cluster.srun("-n", "4", "--modex=profile", cluster.MPI_EXCHANGE, "ring")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("--modex=profile needs the site's interconnect profile, and "
+                      "plugstack.conf names none", r.stderr)
+        self.assertNotIn("ring ok", r.stdout)
+
+
+if __name__ == "__main__":
+    cluster.require_root()
+    unittest.main()
