@@ -12,6 +12,9 @@
 namespace stepmap::topology {
 namespace {
 
+// IFF_UP in /sys/class/net/<if>/flags: the interface is administratively up.
+constexpr std::uint64_t kInterfaceUpFlag = 0x1;
+
 // Reads one file and checks it; a failed check names the file and the text.
 class FieldReader {
 public:
@@ -111,8 +114,16 @@ Expected<NetworkInterface> probeInterface(const RootedTree &tree, const std::str
     const std::string dir = "/sys/class/net/" + name;
     NetworkInterface interface;
     interface.name = name;
+    if (auto error = take(interface.ifindex, read.number(dir + "/ifindex", kMaxInterfaceIndex)))
+        return *error;
+    if (interface.ifindex == 0)
+        return read.bad(dir + "/ifindex", "0", "an interface index");
     if (auto error = take(interface.mtu, read.number(dir + "/mtu", 1 << 20)))
         return *error;
+    std::uint64_t flags = 0;
+    if (auto error = take(flags, read.number(dir + "/flags", 0xffffffff, 16)))
+        return *error;
+    interface.adminUp = (flags & kInterfaceUpFlag) != 0;
     if (auto error =
             take(interface.operstate, read.text(dir + "/operstate", isOperstate, "an operstate")))
         return *error;

@@ -3,8 +3,8 @@
 // Profiles a node from its sysfs and procfs, read under a root directory so
 // that tests can hand it a fixture tree (tests/fixtures/sysfs/).
 //
-// Read: /sys/class/net/<if>/{mtu,speed,operstate,address,device,
-// device/numa_node} for every interface but `lo`; IPv6 addresses from
+// Read: /sys/class/net/<if>/{ifindex,flags,mtu,speed,operstate,address,
+// device,device/numa_node} for every interface but `lo`; IPv6 addresses from
 // /proc/net/if_inet6; RDMA devices from /sys/class/infiniband/<dev>/
 // {node_guid,ports/<n>/{state,phys_state,link_layer,rate,lid,gids/<i>}}.
 // IPv4 addresses have no small text file in procfs: with the root "/" they

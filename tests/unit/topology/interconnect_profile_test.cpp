@@ -14,8 +14,16 @@ namespace {
 
 NodeProfile sampleNode() {
     NodeProfile node{"n1", "2026-01-01T00:00:00Z", "sysfs", {}, {}, ""};
-    node.interfaces.push_back(
-        {"eth0", {{"10.0.0.5", 24}}, 1500, 10000, "up", "52:54:00:12:34:56", "0000:00:03.0", 0});
+    node.interfaces.push_back({"eth0",
+                               2,
+                               {{"10.0.0.5", 24}},
+                               1500,
+                               10000,
+                               "up",
+                               true,
+                               "52:54:00:12:34:56",
+                               "0000:00:03.0",
+                               0});
     node.rdmaDevices.push_back({"mlx5_0",
                                 "0002:c903:00f1:e9c0",
                                 {{1,
@@ -32,14 +40,14 @@ TEST(StaticDigest, IsSha256OfTheStaticFieldsText) {
     const NodeProfile node = sampleNode();
     EXPECT_EQ(staticFieldsText(node),
               "node n1\n"
-              "interface eth0 mtu=1500 mac=52:54:00:12:34:56 pci=0000:00:03.0 numa=0\n"
+              "interface eth0 ifindex=2 mtu=1500 mac=52:54:00:12:34:56 pci=0000:00:03.0 numa=0\n"
               "address 10.0.0.5/24\n"
               "rdma mlx5_0 guid=0002:c903:00f1:e9c0\n"
               "port 1 link_layer=InfiniBand lid=7\n"
               "gid 0 fe80:0000:0000:0000:0002:c903:00f1:e9c1\n");
     // printf '%s' "<the text above>" | sha256sum
     EXPECT_EQ(staticDigest(node),
-              "sha256:b94b001460e8b5aeebc8338786205b52bca551ac4a0b151b629c6a5a59106693");
+              "sha256:de82f39b7689e7ce69a5c677e1beb0f1f96ab17bf68baa60b5300561b94260cf");
 }
 
 using Change = std::function<void(NodeProfile &)>;
@@ -60,6 +68,7 @@ TEST(StaticDigest, ChangesWithEveryStaticField) {
     const std::vector<Change> changes = {
         [](NodeProfile &n) { n.name = "n2"; },
         [](NodeProfile &n) { n.interfaces[0].name = "eth1"; },
+        [](NodeProfile &n) { n.interfaces[0].ifindex = 3; },
         [](NodeProfile &n) { n.interfaces[0].mtu = 9000; },
         [](NodeProfile &n) { n.interfaces[0].mac = "52:54:00:12:34:57"; },
         [](NodeProfile &n) { n.interfaces[0].pciAddress.reset(); },
@@ -84,6 +93,7 @@ TEST(StaticDigest, IgnoresWhatChangesAtRunTime) {
         [](NodeProfile &n) { n.profiledAt = "2027-01-01T00:00:00Z"; },
         [](NodeProfile &n) { n.interfaces[0].operstate = "down"; },
         [](NodeProfile &n) { n.interfaces[0].speedMbps.reset(); },
+        [](NodeProfile &n) { n.interfaces[0].adminUp = false; },
         [](NodeProfile &n) { n.rdmaDevices[0].ports[0].state = "DOWN"; },
         [](NodeProfile &n) { n.rdmaDevices[0].ports[0].physState = "Polling"; },
         [](NodeProfile &n) { n.rdmaDevices[0].ports[0].rate = "10 Gb/sec (4X)"; },
