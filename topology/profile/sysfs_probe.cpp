@@ -220,11 +220,13 @@ std::string utcNow() {
 Expected<NodeProfile> probeNode(const ProbeOptions &options) {
     if (!isProfileName(options.nodeName))
         return UserError{"node name " + quoted(options.nodeName) + " is not a host name"};
+    if (!isProfileName(options.method))
+        return UserError{"method " + quoted(options.method) + " is not a name"};
     const RootedTree tree(options.root, kMaxSysfsFileBytes);
     NodeProfile node;
     node.name = options.nodeName;
     node.profiledAt = options.profiledAt.empty() ? utcNow() : options.profiledAt;
-    node.method = "sysfs";
+    node.method = options.method;
     std::vector<std::string> names;
     if (auto error = take(names, tree.list("/sys/class/net")))
         return *error;
@@ -240,6 +242,8 @@ Expected<NodeProfile> probeNode(const ProbeOptions &options) {
         if (auto error = take(interface, probeInterface(tree, name)))
             return *error;
         interface.addresses = addresses[name];
+        if (options.numaNodes && options.numaNodes->count(name) != 0)
+            interface.numaNode = options.numaNodes->at(name);
         node.interfaces.push_back(std::move(interface));
     }
     std::vector<std::string> devices;

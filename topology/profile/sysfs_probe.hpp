@@ -16,6 +16,8 @@
 // link leading above the root is an error. Errors name the path.
 
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "base/expected.hpp"
@@ -29,6 +31,11 @@ struct ProbeOptions {
     std::string root = "/";
     std::string nodeName;   // the profile's name for the node; required
     std::string profiledAt; // UTC; empty: now
+    std::string method = "sysfs";
+    // NUMA nodes of interfaces by name from a better source than sysfs
+    // (hwloc on the live node: topology/interface_numa.hpp); an interface
+    // listed here takes this value instead of its device's numa_node.
+    std::optional<std::map<std::string, std::optional<int>>> numaNodes;
 };
 
 // The node as seen under options.root, its digest filled in, interfaces,
