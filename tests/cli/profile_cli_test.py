@@ -47,7 +47,7 @@ for tree in TREES:
 
 res = run(["report", os.path.join(SYSFS, "rdma.yaml")])
 want = (
-    "node rdma-node (sysfs, 2026-01-01T00:00:00Z, sha256:0257b111fbfe)\n"
+    "node rdma-node (sysfs, 2026-01-01T00:00:00Z, sha256:731159eb0fdf)\n"
     "  interface  state  mtu   speed        mac"
     "                                                          pci           numa  addresses\n"
     "  ib0        up     2044  100000 Mb/s  00:00:10:87:fe:80:00:00:00:00:00:00:00:02:c9:03:00:f1:e9:c1"
@@ -68,7 +68,7 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write(read(os.path.join(SYSFS, "ethernet.yaml")).replace("mtu: 9000", "mtu: abc"))
     res = run(["report", broken])
     want = ("stepmap-profile: " + broken +
-            ":14: nodes[0].interfaces[0].mtu: 'abc' is not a number\n")
+            ":15: nodes[0].interfaces[0].mtu: 'abc' is not a number\n")
     check("report of a broken file", res.returncode == 1 and res.stderr == want and
           res.stdout == "", res.stderr)
     res = run(["probe", "--root", tmp, "--name", "n1"])

@@ -15,6 +15,7 @@
 
 #include "base/quote.hpp"
 #include "profile/profile_yaml.hpp"
+#include "interface_numa.hpp"
 #include "profile/sysfs_probe.hpp"
 #include "profile_report.hpp"
 
@@ -53,7 +54,7 @@ int probe(const std::vector<std::string> &args) {
     }
     if (options.nodeName.empty())
         options.nodeName = shortHostName();
-    const auto node = topology::probeNode(options);
+    const auto node = topology::probeNodeWithHwloc(options);
     if (!node)
         return userError(node.error());
     std::cout << topology::writeProfileYaml({topology::kProfileFormatVersion, {*node}});

@@ -133,8 +133,9 @@ std::string addressText(const InterfaceAddress &address) {
 std::string staticFieldsText(const NodeProfile &node) {
     std::string text = "node " + node.name + "\n";
     for (const NetworkInterface &interface : node.interfaces) {
-        text += "interface " + interface.name + " mtu=" + std::to_string(interface.mtu) +
-                " mac=" + interface.mac + " pci=" + optionalText(interface.pciAddress) +
+        text += "interface " + interface.name + " ifindex=" + std::to_string(interface.ifindex) +
+                " mtu=" + std::to_string(interface.mtu) + " mac=" + interface.mac +
+                " pci=" + optionalText(interface.pciAddress) +
                 " numa=" + optionalNumber(interface.numaNode) + "\n";
         for (const InterfaceAddress &address : interface.addresses)
             text += "address " + addressText(address) + "\n";

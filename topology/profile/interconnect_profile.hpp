@@ -4,8 +4,8 @@
 // interfaces and RDMA devices, and a file's worth of such nodes. The YAML
 // form is in profile_yaml.hpp, the prober in sysfs_probe.hpp.
 //
-// Static fields (names, addresses, MTU, MAC, PCI address, NUMA node, GUIDs,
-// LIDs, GIDs, link layers) describe how the node is built and configured;
+// Static fields (names, interface indexes, addresses, MTU, MAC, PCI address,
+// NUMA node, GUIDs, LIDs, GIDs, link layers) describe how the node is built and configured;
 // the digest covers only them, so a link that goes down or renegotiates its
 // speed does not make a profile stale, while a new or renamed interface,
 // address or port does.
@@ -21,6 +21,9 @@ namespace stepmap::topology {
 // The format version this build writes and the only one it loads.
 inline constexpr int kProfileFormatVersion = 1;
 
+// The kernel's interface indexes are positive ints.
+inline constexpr std::uint32_t kMaxInterfaceIndex = 0x7fffffff;
+
 struct InterfaceAddress {
     std::string address;  // canonical text (inet_ntop), IPv4 or IPv6
     int prefixLength = 0; // 0..32 for IPv4, 0..128 for IPv6
@@ -30,11 +33,13 @@ struct InterfaceAddress {
 
 struct NetworkInterface {
     std::string name;
+    std::uint32_t ifindex = 0; // the kernel's interface index (Open MPI's TCP records carry it)
     std::vector<InterfaceAddress> addresses;
     int mtu = 0;
     std::optional<std::uint64_t> speedMbps; // unknown: virtual or down links
     std::string operstate;                  // /sys/class/net/<if>/operstate
-    std::string mac; // lower-case "xx:xx:xx:xx:xx:xx" (20 bytes for IPoIB), or "none"
+    bool adminUp = false; // IFF_UP: Open MPI publishes only interfaces that are up
+    std::string mac;      // lower-case "xx:xx:xx:xx:xx:xx" (20 bytes for IPoIB), or "none"
     std::optional<std::string> pciAddress; // "0000:3b:00.0" when a PCI device
     std::optional<int> numaNode;           // unknown: no device or no NUMA
 

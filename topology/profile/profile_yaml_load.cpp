@@ -133,6 +133,22 @@ std::optional<T> numberOr(const std::pair<YAML::Node, Place> &field, std::uint64
     return static_cast<T>(number(field, limit));
 }
 
+// The kernel numbers interfaces from 1 up, in an int.
+std::uint32_t interfaceIndex(const std::pair<YAML::Node, Place> &field) {
+    const auto index = number(field, kMaxInterfaceIndex);
+    if (index == 0)
+        field.second.fail(field.first, "'0' is not an interface index (they start at 1)");
+    return static_cast<std::uint32_t>(index);
+}
+
+// Only the two words the writer writes: YAML 1.1's yes/no/on/off are refused.
+bool truth(const std::pair<YAML::Node, Place> &field) {
+    const std::string text = scalar(field);
+    if (text != "true" && text != "false")
+        field.second.fail(field.first, quoted(text) + " is not true or false");
+    return text == "true";
+}
+
 template <class Item, class Read>
 std::vector<Item> sequence(const std::pair<YAML::Node, Place> &field, Read read) {
     if (!field.first.IsSequence())
@@ -146,11 +162,12 @@ std::vector<Item> sequence(const std::pair<YAML::Node, Place> &field, Read read)
 }
 
 NetworkInterface readInterface(const std::pair<YAML::Node, Place> &field) {
-    const StrictMap map(
-        field.first, field.second,
-        {"name", "addresses", "mtu", "speed_mbps", "operstate", "mac", "pci_address", "numa_node"});
+    const StrictMap map(field.first, field.second,
+                        {"name", "ifindex", "addresses", "mtu", "speed_mbps", "operstate",
+                         "admin_up", "mac", "pci_address", "numa_node"});
     NetworkInterface interface;
     interface.name = checked(map["name"], isProfileName, "an interface name");
+    interface.ifindex = interfaceIndex(map["ifindex"]);
     interface.addresses = sequence<InterfaceAddress>(map["addresses"], [](const auto &item) {
         const std::string text = scalar(item);
         const auto address = parseInterfaceAddress(text);
@@ -161,6 +178,7 @@ NetworkInterface readInterface(const std::pair<YAML::Node, Place> &field) {
     interface.mtu = smallNumber(map["mtu"], 1 << 20);
     interface.speedMbps = numberOr<std::uint64_t>(map["speed_mbps"], 1u << 30, "unknown");
     interface.operstate = checked(map["operstate"], isOperstate, "an operstate");
+    interface.adminUp = truth(map["admin_up"]);
     interface.mac = checked(map["mac"], isLinkAddress, "a MAC address");
     const auto pci = map["pci_address"];
     if (scalar(pci) != "none")

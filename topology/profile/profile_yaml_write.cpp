@@ -51,10 +51,12 @@ void writeGid(YAML::Emitter &out, const RdmaGid &gid) {
 void writeInterface(YAML::Emitter &out, const NetworkInterface &interface) {
     out << YAML::BeginMap;
     field(out, "name", interface.name);
+    field(out, "ifindex", interface.ifindex);
     writeList(out, "addresses", interface.addresses, writeAddress);
     field(out, "mtu", interface.mtu);
     writeOptional(out, "speed_mbps", interface.speedMbps, "unknown");
     field(out, "operstate", interface.operstate);
+    field(out, "admin_up", interface.adminUp ? "true" : "false");
     field(out, "mac", interface.mac);
     writeOptional(out, "pci_address", interface.pciAddress, "none");
     writeOptional(out, "numa_node", interface.numaNode, "unknown");

@@ -12,6 +12,9 @@
 namespace stepmap::topology {
 namespace {
 
+// IFF_UP in /sys/class/net/<if>/flags: the interface is administratively up.
+constexpr std::uint64_t kInterfaceUpFlag = 0x1;
+
 // Reads one file and checks it; a failed check names the file and the text.
 class FieldReader {
 public:
@@ -111,8 +114,16 @@ Expected<NetworkInterface> probeInterface(const RootedTree &tree, const std::str
     const std::string dir = "/sys/class/net/" + name;
     NetworkInterface interface;
     interface.name = name;
+    if (auto error = take(interface.ifindex, read.number(dir + "/ifindex", kMaxInterfaceIndex)))
+        return *error;
+    if (interface.ifindex == 0)
+        return read.bad(dir + "/ifindex", "0", "an interface index");
     if (auto error = take(interface.mtu, read.number(dir + "/mtu", 1 << 20)))
         return *error;
+    std::uint64_t flags = 0;
+    if (auto error = take(flags, read.number(dir + "/flags", 0xffffffff, 16)))
+        return *error;
+    interface.adminUp = (flags & kInterfaceUpFlag) != 0;
     if (auto error =
             take(interface.operstate, read.text(dir + "/operstate", isOperstate, "an operstate")))
         return *error;
@@ -209,11 +220,13 @@ std::string utcNow() {
 Expected<NodeProfile> probeNode(const ProbeOptions &options) {
     if (!isProfileName(options.nodeName))
         return UserError{"node name " + quoted(options.nodeName) + " is not a host name"};
+    if (!isProfileName(options.method))
+        return UserError{"method " + quoted(options.method) + " is not a name"};
     const RootedTree tree(options.root, kMaxSysfsFileBytes);
     NodeProfile node;
     node.name = options.nodeName;
     node.profiledAt = options.profiledAt.empty() ? utcNow() : options.profiledAt;
-    node.method = "sysfs";
+    node.method = options.method;
     std::vector<std::string> names;
     if (auto error = take(names, tree.list("/sys/class/net")))
         return *error;
@@ -229,6 +242,8 @@ Expected<NodeProfile> probeNode(const ProbeOptions &options) {
         if (auto error = take(interface, probeInterface(tree, name)))
             return *error;
         interface.addresses = addresses[name];
+        if (options.numaNodes && options.numaNodes->count(name) != 0)
+            interface.numaNode = options.numaNodes->at(name);
         node.interfaces.push_back(std::move(interface));
     }
     std::vector<std::string> devices;

@@ -3,8 +3,8 @@
 // Profiles a node from its sysfs and procfs, read under a root directory so
 // that tests can hand it a fixture tree (tests/fixtures/sysfs/).
 //
-// Read: /sys/class/net/<if>/{mtu,speed,operstate,address,device,
-// device/numa_node} for every interface but `lo`; IPv6 addresses from
+// Read: /sys/class/net/<if>/{ifindex,flags,mtu,speed,operstate,address,
+// device,device/numa_node} for every interface but `lo`; IPv6 addresses from
 // /proc/net/if_inet6; RDMA devices from /sys/class/infiniband/<dev>/
 // {node_guid,ports/<n>/{state,phys_state,link_layer,rate,lid,gids/<i>}}.
 // IPv4 addresses have no small text file in procfs: with the root "/" they
@@ -16,6 +16,8 @@
 // link leading above the root is an error. Errors name the path.
 
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "base/expected.hpp"
@@ -29,6 +31,11 @@ struct ProbeOptions {
     std::string root = "/";
     std::string nodeName;   // the profile's name for the node; required
     std::string profiledAt; // UTC; empty: now
+    std::string method = "sysfs";
+    // NUMA nodes of interfaces by name from a better source than sysfs
+    // (hwloc on the live node: topology/interface_numa.hpp); an interface
+    // listed here takes this value instead of its device's numa_node.
+    std::optional<std::map<std::string, std::optional<int>>> numaNodes;
 };
 
 // The node as seen under options.root, its digest filled in, interfaces,

@@ -9,40 +9,29 @@
 
 #include <gtest/gtest.h>
 
+#include "profile_test_nodes.hpp"
+
 namespace stepmap::topology {
 namespace {
 
-NodeProfile sampleNode() {
-    NodeProfile node{"n1", "2026-01-01T00:00:00Z", "sysfs", {}, {}, ""};
-    node.interfaces.push_back(
-        {"eth0", {{"10.0.0.5", 24}}, 1500, 10000, "up", "52:54:00:12:34:56", "0000:00:03.0", 0});
-    node.rdmaDevices.push_back({"mlx5_0",
-                                "0002:c903:00f1:e9c0",
-                                {{1,
-                                  "ACTIVE",
-                                  "LinkUp",
-                                  "InfiniBand",
-                                  "100 Gb/sec (4X EDR)",
-                                  7,
-                                  {{0, "fe80:0000:0000:0000:0002:c903:00f1:e9c1"}}}}});
-    return node;
-}
+using testing::Change;
+using testing::operationalChanges;
+using testing::sampleNode;
+using testing::staticChanges;
 
 TEST(StaticDigest, IsSha256OfTheStaticFieldsText) {
     const NodeProfile node = sampleNode();
     EXPECT_EQ(staticFieldsText(node),
               "node n1\n"
-              "interface eth0 mtu=1500 mac=52:54:00:12:34:56 pci=0000:00:03.0 numa=0\n"
+              "interface eth0 ifindex=2 mtu=1500 mac=52:54:00:12:34:56 pci=0000:00:03.0 numa=0\n"
               "address 10.0.0.5/24\n"
               "rdma mlx5_0 guid=0002:c903:00f1:e9c0\n"
               "port 1 link_layer=InfiniBand lid=7\n"
               "gid 0 fe80:0000:0000:0000:0002:c903:00f1:e9c1\n");
     // printf '%s' "<the text above>" | sha256sum
     EXPECT_EQ(staticDigest(node),
-              "sha256:b94b001460e8b5aeebc8338786205b52bca551ac4a0b151b629c6a5a59106693");
+              "sha256:de82f39b7689e7ce69a5c677e1beb0f1f96ab17bf68baa60b5300561b94260cf");
 }
-
-using Change = std::function<void(NodeProfile &)>;
 
 // Whether each change to the sample node leaves its digest as it was.
 std::vector<bool> digestKept(const std::vector<Change> &changes) {
@@ -57,37 +46,12 @@ std::vector<bool> digestKept(const std::vector<Change> &changes) {
 }
 
 TEST(StaticDigest, ChangesWithEveryStaticField) {
-    const std::vector<Change> changes = {
-        [](NodeProfile &n) { n.name = "n2"; },
-        [](NodeProfile &n) { n.interfaces[0].name = "eth1"; },
-        [](NodeProfile &n) { n.interfaces[0].mtu = 9000; },
-        [](NodeProfile &n) { n.interfaces[0].mac = "52:54:00:12:34:57"; },
-        [](NodeProfile &n) { n.interfaces[0].pciAddress.reset(); },
-        [](NodeProfile &n) { n.interfaces[0].numaNode = 1; },
-        [](NodeProfile &n) { n.interfaces[0].addresses[0].prefixLength = 16; },
-        [](NodeProfile &n) {
-            n.interfaces[0].addresses.push_back({"fe80::1", 64});
-        },
-        [](NodeProfile &n) { n.interfaces.push_back(n.interfaces[0]); },
-        [](NodeProfile &n) { n.rdmaDevices[0].nodeGuid = "0002:c903:00f1:e9c1"; },
-        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].lid = 8; },
-        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].linkLayer = "Ethernet"; },
-        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].gids[0].index = 1; },
-        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].gids.clear(); },
-        [](NodeProfile &n) { n.rdmaDevices.clear(); },
-    };
+    const std::vector<Change> changes = staticChanges();
     EXPECT_EQ(digestKept(changes), std::vector<bool>(changes.size(), false));
 }
 
 TEST(StaticDigest, IgnoresWhatChangesAtRunTime) {
-    const std::vector<Change> changes = {
-        [](NodeProfile &n) { n.profiledAt = "2027-01-01T00:00:00Z"; },
-        [](NodeProfile &n) { n.interfaces[0].operstate = "down"; },
-        [](NodeProfile &n) { n.interfaces[0].speedMbps.reset(); },
-        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].state = "DOWN"; },
-        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].physState = "Polling"; },
-        [](NodeProfile &n) { n.rdmaDevices[0].ports[0].rate = "10 Gb/sec (4X)"; },
-    };
+    const std::vector<Change> changes = operationalChanges();
     EXPECT_EQ(digestKept(changes), std::vector<bool>(changes.size(), true));
 }
 

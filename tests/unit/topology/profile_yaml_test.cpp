@@ -61,32 +61,32 @@ struct BrokenProfile {
 
 const BrokenProfile kBrokenProfiles[] = {
     {"ethernet", "mtu: 9000", "mtu: abc",
-     "profile.yaml:14: nodes[0].interfaces[0].mtu: 'abc' is not a number"},
+     "profile.yaml:15: nodes[0].interfaces[0].mtu: 'abc' is not a number"},
     {"ethernet", "mtu: 9000", "mtu: [9000]",
-     "profile.yaml:14: nodes[0].interfaces[0].mtu: expected a single value"},
+     "profile.yaml:15: nodes[0].interfaces[0].mtu: expected a single value"},
     {"ethernet", "mtu: 9000", "mtu: 9000\n        colour: red",
-     "profile.yaml:15: nodes[0].interfaces[0].colour: unknown key"},
+     "profile.yaml:16: nodes[0].interfaces[0].colour: unknown key"},
     {"ethernet", "method: sysfs", "method: sysfs\n    method: sysfs",
      "profile.yaml:7: nodes[0].method: repeated key"},
     {"ethernet", "    method: sysfs\n", "", "profile.yaml:4: nodes[0]: missing key 'method'"},
     {"ethernet", "mac: 52:54:00:12:34:56", "mac: 52:54:00:12:34",
-     "profile.yaml:17: nodes[0].interfaces[0].mac: '52:54:00:12:34' is not a MAC address"},
+     "profile.yaml:19: nodes[0].interfaces[0].mac: '52:54:00:12:34' is not a MAC address"},
     {"ethernet", "10.0.0.5/24", "10.0.0.300/24",
-     "profile.yaml:11: nodes[0].interfaces[0].addresses[0]: '10.0.0.300/24' is not an "
+     "profile.yaml:12: nodes[0].interfaces[0].addresses[0]: '10.0.0.300/24' is not an "
      "address/prefix length"},
     {"ethernet", "2001:db8::5/64", "2001:db8::5/129",
-     "profile.yaml:12: nodes[0].interfaces[0].addresses[1]: '2001:db8::5/129' is not an "
+     "profile.yaml:13: nodes[0].interfaces[0].addresses[1]: '2001:db8::5/129' is not an "
      "address/prefix length"},
     {"ethernet", "operstate: up", "operstate: sideways",
-     "profile.yaml:16: nodes[0].interfaces[0].operstate: 'sideways' is not an operstate"},
+     "profile.yaml:17: nodes[0].interfaces[0].operstate: 'sideways' is not an operstate"},
     {"ethernet", "speed_mbps: 25000", "speed_mbps: -1",
-     "profile.yaml:15: nodes[0].interfaces[0].speed_mbps: '-1' is not a number"},
+     "profile.yaml:16: nodes[0].interfaces[0].speed_mbps: '-1' is not a number"},
     {"ethernet", "numa_node: 0", "numa_node: 99999999",
-     "profile.yaml:19: nodes[0].interfaces[0].numa_node: '99999999' is above 65536"},
+     "profile.yaml:21: nodes[0].interfaces[0].numa_node: '99999999' is above 65536"},
     {"ethernet", "pci_address: 0000:00:03.0", "pci_address: 00:03.0",
-     "profile.yaml:18: nodes[0].interfaces[0].pci_address: '00:03.0' is not a PCI address"},
+     "profile.yaml:20: nodes[0].interfaces[0].pci_address: '00:03.0' is not a PCI address"},
     {"ethernet", "rdma_devices: []", "rdma_devices: 3",
-     "profile.yaml:20: nodes[0].rdma_devices: expected a list"},
+     "profile.yaml:22: nodes[0].rdma_devices: expected a list"},
     {"ethernet", "format_version: 1", "format_version: 2",
      "profile.yaml:2: format_version: '2' is not a format this stepmap reads (1)"},
     {"ethernet", "profiled_at: 2026-01-01T00:00:00Z", "profiled_at: yesterday",
@@ -96,26 +96,39 @@ const BrokenProfile kBrokenProfiles[] = {
      "profile.yaml:4: nodes[0].name: 'ethernet node' is not a node name"},
     {"ethernet", "mtu: 9000", "mtu: 1500",
      "profile.yaml:7: nodes[0].digest: "
-     "'sha256:166cf31e35249a87c6b4d24c5cf2b7e7020f69041aad9e14b852165716bbe4b3' does not match "
+     "'sha256:8027d338aa8d79c9fd724fb3d0444fbfded3abc7a76c6e11b15a5d92650340d6' does not match "
      "the node's fields (they give "
-     "sha256:9b11b051b9eec08912218253d7b3c6bb097aca8ef5093934aebef2bbba59c6be); profile the node "
+     "sha256:9f5b6bb6ca38904d77a1c2a63fb29af5a79b492f3edb4eef29aa178436b752c0); profile the node "
      "again"},
-    {"ethernet", "mtu: 9000", "mtu: [9000", "profile.yaml:15: end of sequence flow not found"},
+    {"ethernet", "mtu: 9000", "mtu: [9000", "profile.yaml:16: end of sequence flow not found"},
+    {"ethernet", "ifindex: 2", "ifindex: 0",
+     "profile.yaml:10: nodes[0].interfaces[0].ifindex: '0' is not an interface index (they start "
+     "at 1)"},
+    {"ethernet", "ifindex: 2", "ifindex: -2",
+     "profile.yaml:10: nodes[0].interfaces[0].ifindex: '-2' is not a number"},
+    {"ethernet", "ifindex: 2", "ifindex: 2147483648",
+     "profile.yaml:10: nodes[0].interfaces[0].ifindex: '2147483648' is above 2147483647"},
+    {"ethernet", "        ifindex: 2\n", "",
+     "profile.yaml:9: nodes[0].interfaces[0]: missing key 'ifindex'"},
+    {"ethernet", "admin_up: true", "admin_up: yes",
+     "profile.yaml:18: nodes[0].interfaces[0].admin_up: 'yes' is not true or false"},
+    {"ethernet", "admin_up: true", "admin_up: [true]",
+     "profile.yaml:18: nodes[0].interfaces[0].admin_up: expected a single value"},
     {"rdma", "state: ACTIVE", "state: UP",
-     "profile.yaml:24: nodes[0].rdma_devices[0].ports[0].state: 'UP' is not a port state"},
+     "profile.yaml:26: nodes[0].rdma_devices[0].ports[0].state: 'UP' is not a port state"},
     {"rdma", "link_layer: InfiniBand", "link_layer: Myrinet",
-     "profile.yaml:26: nodes[0].rdma_devices[0].ports[0].link_layer: 'Myrinet' is not a link "
+     "profile.yaml:28: nodes[0].rdma_devices[0].ports[0].link_layer: 'Myrinet' is not a link "
      "layer"},
     {"rdma", "rate: 100 Gb/sec (4X EDR)", "rate: \"100\\e[31m\"",
-     "profile.yaml:27: nodes[0].rdma_devices[0].ports[0].rate: '100\\x1b[31m' is not a port "
+     "profile.yaml:29: nodes[0].rdma_devices[0].ports[0].rate: '100\\x1b[31m' is not a port "
      "rate"},
     {"rdma", "lid: 7", "lid: 70000",
-     "profile.yaml:28: nodes[0].rdma_devices[0].ports[0].lid: '70000' is above 65535"},
+     "profile.yaml:30: nodes[0].rdma_devices[0].ports[0].lid: '70000' is above 65535"},
     {"rdma", "gid: fe80:0000:0000:0000:0002:c903:00f1:e9c1", "gid: fe80::2:c903:f1:e9c1",
-     "profile.yaml:31: nodes[0].rdma_devices[0].ports[0].gids[0].gid: 'fe80::2:c903:f1:e9c1' "
+     "profile.yaml:33: nodes[0].rdma_devices[0].ports[0].gids[0].gid: 'fe80::2:c903:f1:e9c1' "
      "is not a GID"},
     {"rdma", "node_guid: 0002:c903:00f1:e9c0", "node_guid: 0002c90300f1e9c0",
-     "profile.yaml:21: nodes[0].rdma_devices[0].node_guid: '0002c90300f1e9c0' is not a GUID"},
+     "profile.yaml:23: nodes[0].rdma_devices[0].node_guid: '0002c90300f1e9c0' is not a GUID"},
 };
 
 TEST(ProfileYaml, BrokenProfilesAreErrorsNamingFileLineAndKey) {
@@ -136,7 +149,7 @@ TEST(ProfileYaml, ANodeTwiceIsAnError) {
     const auto loaded = loadProfileYaml(text + node, "twice.yaml");
     ASSERT_FALSE(loaded.ok());
     EXPECT_EQ(loaded.error().message,
-              "twice.yaml:21: nodes[1].name: node 'ethernet-node' appears twice");
+              "twice.yaml:23: nodes[1].name: node 'ethernet-node' appears twice");
 }
 
 TEST(ProfileYaml, AliasesCannotMultiplyTheWork) {
@@ -144,12 +157,13 @@ TEST(ProfileYaml, AliasesCannotMultiplyTheWork) {
     // addresses: 1,640 list items from a file of under 900 bytes.
     std::string addresses;
     for (int i = 0; i < 40; ++i)
-        addresses += std::string(i ? "," : "") + "10.0.0.1/8";
+        addresses += std::string(i ? "," : "") + "1.0.0.1/8";
     std::string text = "format_version: 1\nnodes:\n  - name: n\n    profiled_at: "
                        "2026-01-01T00:00:00Z\n    method: m\n    digest: x\n    rdma_devices: []\n"
                        "    interfaces: [&i {name: e, addresses: [" +
                        addresses +
-                       "], mtu: 1, speed_mbps: 1, operstate: up, mac: none, pci_address: none, "
+                       "], mtu: 1, speed_mbps: 1, operstate: up, admin_up: true, mac: none, "
+                       "pci_address: none, ifindex: 1, "
                        "numa_node: 0}";
     for (int i = 0; i < 40; ++i)
         text += ", *i";

@@ -52,8 +52,12 @@ TEST(SysfsProbe, ReadsWhatEachFixtureHolds) {
     EXPECT_EQ(veth.interfaces[1].pciAddress, std::nullopt);
     EXPECT_EQ(veth.interfaces[1].numaNode, std::nullopt);
 
+    EXPECT_EQ(veth.interfaces[1].ifindex, 6u);
+    EXPECT_TRUE(veth.interfaces[1].adminUp); // up, but its peer is not: lowerlayerdown
+
     const auto ethernet = probeFixture(sysfsFixtures() + "/ethernet", "e").value();
     ASSERT_EQ(ethernet.interfaces.size(), 1u); // lo left out
+    EXPECT_EQ(ethernet.interfaces[0].ifindex, 2u);
     EXPECT_EQ(ethernet.interfaces[0].pciAddress, "0000:00:03.0");
     EXPECT_EQ(ethernet.digest, staticDigest(ethernet));
 }
@@ -98,6 +102,24 @@ TEST_F(BrokenTree, ABadMacNamesTheFile) {
     write(eth0() + "/address", "52:54:00\n");
     EXPECT_EQ(probeError(),
               root_.string() + "/sys/class/net/eth0/address: '52:54:00' is not a MAC address");
+}
+
+TEST_F(BrokenTree, AnInterfaceDownByTheAdministratorIsRead) {
+    write(eth0() + "/flags", "0x1002\n");
+    const auto node = probeFixture(root_.string(), "n1");
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    EXPECT_FALSE(node->interfaces.at(0).adminUp);
+}
+
+TEST_F(BrokenTree, BadFlagsOrIndexNameTheFile) {
+    write(eth0() + "/flags", "up\n");
+    EXPECT_EQ(probeError(), root_.string() + "/sys/class/net/eth0/flags: 'up' is not a number");
+    write(eth0() + "/flags", "0x1003\n");
+    write(eth0() + "/ifindex", "0\n");
+    EXPECT_EQ(probeError(),
+              root_.string() + "/sys/class/net/eth0/ifindex: '0' is not an interface index");
+    fs::remove(eth0() + "/ifindex");
+    EXPECT_EQ(probeError(), root_.string() + "/sys/class/net/eth0/ifindex: missing or unreadable");
 }
 
 TEST_F(BrokenTree, AnOversizedFileIsRefused) {
