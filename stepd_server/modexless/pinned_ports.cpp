@@ -1,0 +1,122 @@
+#include "pinned_ports.hpp"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <charconv>
+#include <netinet/in.h>
+#include <optional>
+#include <string>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace stepmap::modexless {
+
+namespace {
+
+std::optional<std::uint16_t> parsePort(std::string_view text) {
+    unsigned value = 0;
+    if (text.empty() || text.size() > 5 || text.front() == '+')
+        return std::nullopt;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value == 0 || value > 65535)
+        return std::nullopt;
+    return static_cast<std::uint16_t>(value);
+}
+
+// "A-B" with A <= B, or "A" when single ports are allowed.
+std::optional<PortRange> parseRangeText(std::string_view text, bool singleAllowed) {
+    std::size_t dash = text.find('-');
+    if (dash == std::string_view::npos) {
+        auto port = singleAllowed ? parsePort(text) : std::nullopt;
+        return port ? std::optional<PortRange>(PortRange{*port, *port}) : std::nullopt;
+    }
+    auto first = parsePort(text.substr(0, dash));
+    auto last = parsePort(text.substr(dash + 1));
+    if (!first || !last || *first > *last)
+        return std::nullopt;
+    return PortRange{*first, *last};
+}
+
+// Binds a TCP socket of this family to the port on the wildcard address.
+// EAFNOSUPPORT (no IPv6 in the kernel) counts as free, as btl tcp ignores it.
+bool canBind(int family, std::uint16_t port) {
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return errno == EAFNOSUPPORT;
+    int off = 0, on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &off, sizeof off);
+    int rc;
+    if (family == AF_INET) {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        rc = bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
+    } else {
+        // btl tcp's IPv6 socket is IPv6-only, so it shares the port number.
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+        sockaddr_in6 a{};
+        a.sin6_family = AF_INET6;
+        a.sin6_port = htons(port);
+        a.sin6_addr = in6addr_any;
+        rc = bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
+    }
+    close(fd);
+    return rc == 0;
+}
+
+} // namespace
+
+Expected<PortRange> parsePortRange(std::string_view text, std::string_view what) {
+    if (auto range = parseRangeText(text, false))
+        return *range;
+    return UserError{std::string(what) + "=" + std::string(text) +
+                     ": expected a port range BASE-END with 1 <= BASE <= END <= 65535, "
+                     "e.g. 40000-40999"};
+}
+
+Expected<std::uint16_t> pinnedPort(const PortRange &range, std::uint32_t globalRank,
+                                   std::uint32_t rankCount) {
+    const std::uint32_t ports = range.last - range.first + 1u;
+    if (rankCount > ports || globalRank >= rankCount)
+        return UserError{"the port range " + std::to_string(range.first) + "-" +
+                         std::to_string(range.last) + " has " + std::to_string(ports) +
+                         " ports, too few for the step's " + std::to_string(rankCount) +
+                         " ranks (one port per rank); give a larger range"};
+    return static_cast<std::uint16_t>(range.first + globalRank);
+}
+
+Expected<std::vector<std::uint16_t>> parseReservedPorts(std::string_view text) {
+    std::vector<std::uint16_t> ports;
+    std::string_view rest = text;
+    while (true) {
+        std::size_t comma = rest.find(',');
+        auto range = parseRangeText(rest.substr(0, comma), true);
+        if (!range || ports.size() + (range->last - range->first + 1u) > 65535)
+            return UserError{"SLURM_STEP_RESV_PORTS=" + std::string(text) +
+                             ": expected ports or port ranges separated by commas, "
+                             "e.g. 12000-12015 or 12000,12004-12007"};
+        for (std::uint32_t p = range->first; p <= range->last; ++p)
+            ports.push_back(static_cast<std::uint16_t>(p));
+        if (comma == std::string_view::npos)
+            return ports;
+        rest.remove_prefix(comma + 1);
+    }
+}
+
+Expected<std::uint16_t> reservedPort(const std::vector<std::uint16_t> &ports,
+                                     std::uint32_t localIndex, std::uint32_t localCount) {
+    if (localCount > ports.size() || localIndex >= localCount)
+        return UserError{"Slurm reserved " + std::to_string(ports.size()) +
+                         " ports for the step on this node (SLURM_STEP_RESV_PORTS), too few "
+                         "for its " +
+                         std::to_string(localCount) +
+                         " tasks here; ask for --resv-ports=" + std::to_string(localCount)};
+    return ports[localIndex];
+}
+
+bool portIsFree(std::uint16_t port) {
+    return canBind(AF_INET, port) && canBind(AF_INET6, port);
+}
+
+} // namespace stepmap::modexless

@@ -1,0 +1,49 @@
+#pragma once
+
+// The TCP listen port each rank is told to use (client_environment.hpp), so
+// that its btl tcp record can be predicted, and the check that a port is
+// free before the tasks start.
+
+#include "base/expected.hpp"
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace stepmap::modexless {
+
+struct PortRange {
+    std::uint16_t first = 0;
+    std::uint16_t last = 0; // inclusive
+
+    bool operator==(const PortRange &) const = default;
+};
+
+// "BASE-END" (decimal, 1 <= BASE <= END <= 65535), nothing else; `what` names
+// the setting in the error, e.g. "modexless_ports".
+Expected<PortRange> parsePortRange(std::string_view text, std::string_view what);
+
+// The port of the rank with this global rank in a step of rankCount ranks:
+// first + globalRank. The global rank, not the node-local index, because
+// node servers sharing one machine (the test cluster) share its addresses.
+// An error when the step has more ranks than the range has ports.
+Expected<std::uint16_t> pinnedPort(const PortRange &range, std::uint32_t globalRank,
+                                   std::uint32_t rankCount);
+
+// SLURM_STEP_RESV_PORTS, Slurm's ports reserved for the step on this node
+// ("12000-12015", or a list such as "12000,12004-12007"), in order; the
+// node-local task index picks its port. Strict: an error names the text.
+Expected<std::vector<std::uint16_t>> parseReservedPorts(std::string_view text);
+
+// The port of the node-local task `localIndex` from Slurm's reserved ports;
+// an error when the node runs more tasks than ports were reserved.
+Expected<std::uint16_t> reservedPort(const std::vector<std::uint16_t> &ports,
+                                     std::uint32_t localIndex, std::uint32_t localCount);
+
+// True when a TCP socket can bind the port on every IPv4 address (and on
+// every IPv6 address, where the kernel has IPv6) right now, as btl tcp will
+// (SO_REUSEADDR off); the sockets are closed at once. Open MPI 4.1 and 5.0
+// give up on btl tcp when either listen socket cannot bind.
+bool portIsFree(std::uint16_t port);
+
+} // namespace stepmap::modexless

@@ -1,0 +1,79 @@
+// The pinned listen ports: the documented range, Slurm's reserved ports, and
+// the bind test run before the tasks start.
+
+#include "pinned_ports.hpp"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace stepmap;
+using namespace stepmap::modexless;
+
+TEST(PinnedPorts, ParsesBaseDashEnd) {
+    auto range = parsePortRange("40000-40999", "modexless_ports");
+    ASSERT_TRUE(range.ok());
+    EXPECT_EQ(*range, (PortRange{40000, 40999}));
+    EXPECT_EQ(*parsePortRange("1-65535", "x"), (PortRange{1, 65535}));
+    EXPECT_EQ(*parsePortRange("5000-5000", "x"), (PortRange{5000, 5000}));
+}
+
+TEST(PinnedPorts, RefusesEveryOtherRangeText) {
+    for (const char *bad : {"", "40000", "40000-", "-40000", "40999-40000", "0-10", "1-65536",
+                            " 1-2", "1-2 ", "1--2", "+1-2", "1-+2", "a-b", "1-2-3", "1,2"})
+        EXPECT_EQ(parsePortRange(bad, "modexless_ports").error().message,
+                  std::string("modexless_ports=") + bad +
+                      ": expected a port range BASE-END with 1 <= BASE <= END <= 65535, "
+                      "e.g. 40000-40999")
+            << bad;
+}
+
+TEST(PinnedPorts, PortIsBasePlusGlobalRank) {
+    const PortRange range{40000, 40003};
+    EXPECT_EQ(*pinnedPort(range, 0, 4), 40000);
+    EXPECT_EQ(*pinnedPort(range, 3, 4), 40003);
+    EXPECT_EQ(pinnedPort(range, 0, 5).error().message,
+              "the port range 40000-40003 has 4 ports, too few for the step's 5 ranks "
+              "(one port per rank); give a larger range");
+}
+
+TEST(PinnedPorts, ParsesSlurmsReservedPorts) {
+    EXPECT_EQ(*parseReservedPorts("12000-12003"),
+              (std::vector<std::uint16_t>{12000, 12001, 12002, 12003}));
+    EXPECT_EQ(*parseReservedPorts("12000,12004-12005,12009"),
+              (std::vector<std::uint16_t>{12000, 12004, 12005, 12009}));
+    for (const char *bad : {"", ",", "12000,", ",12000", "12000-11999", "x", "12000;12001"})
+        EXPECT_EQ(parseReservedPorts(bad).error().message,
+                  std::string("SLURM_STEP_RESV_PORTS=") + bad +
+                      ": expected ports or port ranges separated by commas, e.g. 12000-12015 "
+                      "or 12000,12004-12007")
+            << bad;
+}
+
+TEST(PinnedPorts, ReservedPortByLocalIndex) {
+    const std::vector<std::uint16_t> ports{12000, 12004};
+    EXPECT_EQ(*reservedPort(ports, 1, 2), 12004);
+    EXPECT_EQ(reservedPort(ports, 0, 3).error().message,
+              "Slurm reserved 2 ports for the step on this node (SLURM_STEP_RESV_PORTS), too "
+              "few for its 3 tasks here; ask for --resv-ports=3");
+}
+
+// A port a listening socket holds is not free; once it is closed it is.
+TEST(PinnedPorts, PortIsFreeBindsLikeBtlTcp) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(fd, 1), 0);
+    socklen_t length = sizeof a;
+    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr *>(&a), &length), 0);
+    const std::uint16_t port = ntohs(a.sin_port);
+    EXPECT_FALSE(portIsFree(port));
+    close(fd);
+    EXPECT_TRUE(portIsFree(port));
+}
