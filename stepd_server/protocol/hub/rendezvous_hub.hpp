@@ -6,6 +6,7 @@
 // hub then completes fences across nodes, routes direct-modex requests to
 // the node that owns the rank, and reports aborts and lost servers.
 
+#include "timeline/exchange_counters.hpp"
 #include "timeline/step_timeline.hpp"
 
 #include <cstdint>
@@ -30,6 +31,9 @@ public:
         std::function<void(std::uint32_t node)> onJoined;
         // A server's marks as it leaves (srun -v's breakdown). Hub thread.
         std::function<void(std::uint32_t node, std::vector<timeline::Event> events)> onTimeline;
+        // A server's exchange counters as it leaves (srun -v). Hub thread.
+        std::function<void(std::uint32_t node, const timeline::ExchangeCounters &counters)>
+            onExchange;
     };
 
     struct Settings {

@@ -23,6 +23,7 @@ enum class MessageType : std::uint8_t {
     TreeUp = 13,     // child -> parent: a fence's contributions of the child's subtree
     TreeDown = 14,   // parent -> child: the fence's result
     Timeline = 15,   // server -> hub, as it leaves: its marks (timeline/step_timeline.hpp)
+    Exchange = 16,   // server -> hub, as it leaves: its counters (timeline/exchange_counters.hpp)
 };
 
 constexpr std::size_t kNonceSize = 16;
