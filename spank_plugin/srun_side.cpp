@@ -931,6 +931,8 @@ void SrunSide::logCriticalPath() {
     for (const auto &line :
          timeline::describeCriticalPath(marks_, timelines_, names, plan_.nodes.size()))
         logVerbose(line);
+    if (!exchange_.empty())
+        logVerbose(timeline::describeStepExchange(exchange_, plan_.nodes.size()));
 }
 
 // What srun does when the hub reports (on the hub's thread).
@@ -954,6 +956,10 @@ RendezvousHub::Events SrunSide::hubEvents(std::uint32_t jobId, std::uint32_t ste
         if (!usable && node < plan_.nodes.size())
             logVerbose("interconnect profile entry of " + plan_.nodes[node].name +
                        " not served: " + why);
+    };
+    events.onExchange = [this](std::uint32_t node, const timeline::ExchangeCounters &counters) {
+        std::lock_guard<std::mutex> lock(timelinesMutex_);
+        exchange_[node] = counters;
     };
     events.onRankExit = [this](std::uint32_t, int status) {
         int expected = -1;

@@ -15,6 +15,7 @@
 #include "site_config.hpp"
 #include "srun_command_line.hpp"
 #include "timeline/critical_path.hpp"
+#include "timeline/exchange_counters.hpp"
 #include "unique_fd.hpp"
 
 #include <atomic>
@@ -90,6 +91,7 @@ private:
     timeline::SrunMarks marks_;
     std::mutex timelinesMutex_;
     std::map<std::uint32_t, std::vector<timeline::Event>> timelines_;
+    std::map<std::uint32_t, timeline::ExchangeCounters> exchange_; // under timelinesMutex_
     void logCriticalPath();
     // The job stepmap asked Slurm for, when srun had none; ended with srun.
     std::unique_ptr<JobAllocation> job_;

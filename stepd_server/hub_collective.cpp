@@ -61,4 +61,8 @@ void HubCollective::log(const std::string &line) {
     logLine(line);
 }
 
+timeline::ExchangeCounters HubCollective::exchangeCounters() const {
+    return host_.exchangeCounters();
+}
+
 } // namespace stepmap::server

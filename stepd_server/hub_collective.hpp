@@ -39,6 +39,7 @@ private:
     hub::LinkStatuses statuses() const override;
     std::string statusText(int status) const override;
     void log(const std::string &line) override;
+    timeline::ExchangeCounters exchangeCounters() const override;
 
     const StepConfig &config_;
     PmixHost &host_;

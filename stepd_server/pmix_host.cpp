@@ -2,6 +2,8 @@
 
 #include "hosts/hostlist.hpp"
 #include "hwloc_handles.hpp"
+#include "pmix_info_list.hpp"
+#include "served_profile_info.hpp"
 #include "server_log.hpp"
 #include "step_config.hpp"
 
@@ -24,48 +26,6 @@ namespace {
 
 // PMIx gives module callbacks no user pointer; the one host of this process.
 PmixHost *theHost = nullptr;
-
-// One owner for a PMIx info list under construction.
-class InfoList {
-public:
-    InfoList() : list_(PMIx_Info_list_start()) {}
-    ~InfoList() {
-        if (list_)
-            PMIx_Info_list_release(list_);
-    }
-    InfoList(const InfoList &) = delete;
-    InfoList &operator=(const InfoList &) = delete;
-
-    void add(const char *key, const void *value, pmix_data_type_t type) {
-        pmix_status_t rc = PMIx_Info_list_add(list_, key, value, type);
-        if (rc != PMIX_SUCCESS)
-            throw std::runtime_error(std::string("cannot add PMIx key ") + key + ": " +
-                                     PMIx_Error_string(rc));
-    }
-    void addString(const char *key, const std::string &v) { add(key, v.c_str(), PMIX_STRING); }
-    void addU32(const char *key, std::uint32_t v) { add(key, &v, PMIX_UINT32); }
-    void addU16(const char *key, std::uint16_t v) { add(key, &v, PMIX_UINT16); }
-    void addRank(const char *key, pmix_rank_t v) { add(key, &v, PMIX_PROC_RANK); }
-    void addBool(const char *key, bool v) { add(key, &v, PMIX_BOOL); }
-    // Appends the converted list as one PMIX_DATA_ARRAY value under key.
-    void addList(const char *key, InfoList &sub) {
-        pmix_data_array_t darray;
-        sub.convert(darray);
-        pmix_status_t rc = PMIx_Info_list_add(list_, key, &darray, PMIX_DATA_ARRAY);
-        PMIx_Data_array_destruct(&darray);
-        if (rc != PMIX_SUCCESS)
-            throw std::runtime_error(std::string("cannot add PMIx array ") + key);
-    }
-    void convert(pmix_data_array_t &out) {
-        PMIX_DATA_ARRAY_CONSTRUCT(&out, 0, PMIX_INFO);
-        pmix_status_t rc = PMIx_Info_list_convert(list_, &out);
-        if (rc != PMIX_SUCCESS)
-            throw std::runtime_error("cannot convert PMIx info list");
-    }
-
-private:
-    void *list_;
-};
 
 // Waits for a PMIx operation that completes through a callback.
 struct OpWait {
@@ -244,6 +204,8 @@ Expected<bool> PmixHost::start() {
 
 namespace {
 
+using RankKeys = std::map<std::uint32_t, std::vector<std::pair<std::string, std::string>>>;
+
 // "a,b,c" of a list of ranks.
 std::string rankList(const std::vector<std::uint32_t> &ranks) {
     std::string text;
@@ -326,19 +288,38 @@ void addPlacement(InfoList &proc, const LaunchPlan &plan, std::uint32_t r) {
 // 4.2.2 fails every client's PMIx_Init ("NOT-FOUND") when the step's last
 // rank has no per-rank data (its job-data packing returns the last rank's
 // lookup status), so that rank's placement is always given.
+//
+// A served profile's rank keys (rankData) go into the same entries, and
+// into an entry of their own for any other rank, with its placement:
+// PMIx 4.2.2 answers an entry without PMIX_APPNUM with application 0.
 void addProcInfo(InfoList &job, const StepConfig &config, const std::vector<std::uint32_t> &local,
-                 hwloc_topology_t topology, hwloc_const_bitmap_t stepCpus) {
+                 hwloc_topology_t topology, hwloc_const_bitmap_t stepCpus,
+                 const RankKeys &rankData) {
     const LaunchPlan &plan = config.plan;
+    const auto addServed = [&rankData](InfoList &proc, std::uint32_t r) {
+        if (auto it = rankData.find(r); it != rankData.end())
+            addRankKeys(proc, it->second);
+    };
     for (std::uint32_t r : local) {
         InfoList proc;
         addPlacement(proc, plan, r);
         addLocalProcData(proc, topology, stepCpus, plan.bindingOf(r), clientTmpdir(config));
+        addServed(proc, r);
         job.addList(PMIX_PROC_DATA, proc);
     }
     const auto last = static_cast<std::uint32_t>(plan.ranks.size() - 1);
     if (plan.ranks[last].node != config.nodeIndex) {
         InfoList proc;
         addPlacement(proc, plan, last);
+        addServed(proc, last);
+        job.addList(PMIX_PROC_DATA, proc);
+    }
+    for (const auto &[r, keys] : rankData) {
+        if (r >= last || plan.ranks[r].node == config.nodeIndex)
+            continue; // the last rank's and local ranks' are above; none outside the step
+        InfoList proc;
+        addPlacement(proc, plan, r);
+        addRankKeys(proc, keys);
         job.addList(PMIX_PROC_DATA, proc);
     }
 }
@@ -364,8 +345,8 @@ Expected<bool> PmixHost::registerNamespace() {
     const auto local = config_.plan.ranksOn(config_.nodeIndex);
     InfoList job;
     addJobInfo(job, config_, local);
-    addProcInfo(job, config_, local, topology_, stepCpuset_);
-
+    addServedNodes(job, config_.plan, profile_);
+    addProcInfo(job, config_, local, topology_, stepCpuset_, profile_.rankData);
     pmix_data_array_t arr;
     job.convert(arr);
     pmix_nspace_t ns;
@@ -440,6 +421,7 @@ pmix_status_t PmixHost::fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
         std::string bytes(data ? data : "", data ? ndata : 0);
         self->inbox_.post([self, nodes = std::move(nodes), collect, bytes = std::move(bytes),
                            cbfunc, cbdata]() mutable {
+            ++(collect ? self->counters_.dataFences : self->counters_.barriers);
             if (!self->collective_) {
                 logLine("a fence failed: the server is stopping");
                 completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
@@ -478,6 +460,8 @@ pmix_status_t PmixHost::dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t[
         }
         std::uint32_t rank = proc->rank;
         self->inbox_.post([self, rank, cbfunc, cbdata] {
+            const bool ownRank = self->config_.plan.ranks[rank].node == self->config_.nodeIndex;
+            ++(ownRank ? self->counters_.modexLocal : self->counters_.modexRemote);
             if (!self->collective_) {
                 logLine("direct modex for rank " + std::to_string(rank) +
                         " failed: the server is stopping");

@@ -8,6 +8,8 @@
 #include "base/expected.hpp"
 #include "loop_inbox.hpp"
 #include "plan/launch_plan.hpp"
+#include "served_profile.hpp"
+#include "timeline/exchange_counters.hpp"
 
 #include <hwloc.h>
 #include <pmix_server.h>
@@ -47,6 +49,9 @@ public:
     PmixHost &operator=(const PmixHost &) = delete;
 
     void setCollective(StepCollective *c) { collective_ = c; }
+    // What to serve of the interconnect profile (served_profile.hpp); before
+    // start(). Without it nothing of a profile is registered.
+    void serveProfile(ServedProfile profile) { profile_ = std::move(profile); }
 
     // Initialises the server and registers the namespace and local clients.
     Expected<bool> start();
@@ -55,6 +60,9 @@ public:
     // Owner side of a direct modex: asks the local library for rank's data.
     void localModex(std::uint32_t rank, DataReply done);
     void stop();
+    // The fences and direct-modex requests of this node's clients so far.
+    // Loop thread.
+    const timeline::ExchangeCounters &exchangeCounters() const { return counters_; }
 
 private:
     static pmix_status_t fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
@@ -76,6 +84,8 @@ private:
     pmix_topology_t pmixTopology_{}; // PMIx keeps a pointer to this
     hwloc_const_bitmap_t stepCpuset_;
     bool initialized_ = false;
+    ServedProfile profile_;
+    timeline::ExchangeCounters counters_; // loop thread
 };
 
 } // namespace stepmap::server

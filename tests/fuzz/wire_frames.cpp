@@ -14,6 +14,8 @@
 // the servers do.
 
 #include "fuzz_check.hpp"
+#include "timeline/exchange_counters.hpp"
+#include "timeline/step_timeline.hpp"
 #include "wire/byte_buffer.hpp"
 #include "wire/frame_channel.hpp"
 #include "wire/payloads.hpp"
@@ -65,6 +67,12 @@ void decodeAs(const wire::Frame &frame) {
         break;
     case MessageType::Shutdown:
         wire::decodeShutdown(frame.payload);
+        break;
+    case MessageType::Timeline:
+        timeline::decodeEvents(frame.payload);
+        break;
+    case MessageType::Exchange:
+        timeline::decodeCounters(frame.payload);
         break;
     default:
         break;

@@ -1,11 +1,13 @@
 // The payload decoders (stepd_server/protocol/wire/payloads.hpp), a node
-// server's timeline (timeline/step_timeline.hpp) and the step
+// server's timeline (timeline/step_timeline.hpp) and exchange counters
+// (timeline/exchange_counters.hpp) and the step
 // secret's (secret.hpp). The first byte picks the decoder, the rest is the
 // payload. The decoders are strict, so a payload that decodes must be
 // exactly what encode() writes for the value (for the secret: its hex
 // digits, in any case).
 
 #include "fuzz_check.hpp"
+#include "timeline/exchange_counters.hpp"
 #include "timeline/step_timeline.hpp"
 #include "wire/payloads.hpp"
 #include "wire/profile_payloads.hpp"
@@ -73,6 +75,11 @@ const Check kChecks[] = {
     [](const std::string &p) {
         if (auto events = timeline::decodeEvents(p))
             fuzz::check(timeline::encodeEvents(*events) == p, "timeline changed in decode/encode");
+    },
+    [](const std::string &p) {
+        if (auto counters = timeline::decodeCounters(p))
+            fuzz::check(timeline::encodeCounters(*counters) == p,
+                        "exchange counters changed in decode/encode");
     },
     [](const std::string &p) { roundTrip(wire::decodeProfileState(p), p); },
     [](const std::string &p) { roundTrip(wire::decodeProfileVerdict(p, 1u << 20), p); },

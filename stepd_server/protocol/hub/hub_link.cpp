@@ -59,13 +59,18 @@ void HubLink::leave() {
     const unsigned fences = fencesDone_ + (tree_ ? tree_->fencesDone() : 0);
     tree_.reset();
     host_.log("served " + std::to_string(fences) + " fences, asked " + std::to_string(modexAsked_) +
-              " and answered " + std::to_string(modexServed_) + " direct-modex requests");
+              " and answered " + std::to_string(counted_.modexAnswered) + " direct-modex requests");
+    timeline::ExchangeCounters exchange = host_.exchangeCounters();
+    exchange += counted_;
+    host_.log(timeline::describeNodeExchange(exchange));
     if (!conn_)
         return;
     onLost_ = nullptr;
     timeline_.record(timeline::Mark::Leaving);
     if (ready_) {
-        // srun -v's breakdown of the step (timeline/critical_path.hpp).
+        // srun -v's breakdown of the step (timeline/critical_path.hpp) and
+        // its exchange totals (timeline/exchange_counters.hpp).
+        conn_->send(MessageType::Exchange, timeline::encodeCounters(exchange));
         conn_->send(MessageType::Timeline, timeline::encodeEvents(timeline_.events()));
         conn_->send(MessageType::Shutdown, wire::encode(wire::ShutdownMsg{0, "done"}));
     }
@@ -217,8 +222,9 @@ bool HubLink::onDmodexRequest(const wire::Frame &f) {
         return false;
     }
     auto req = *m;
-    ++modexServed_;
+    ++counted_.modexAnswered;
     host_.localModex(req.rank, [this, req](int st, std::string data) {
+        counted_.bytesSent += data.size();
         if (st != statuses_.success)
             host_.log("answering node index " + std::to_string(req.originNode) +
                       "'s direct-modex request for rank " + std::to_string(req.rank) + " with " +
@@ -252,8 +258,17 @@ void HubLink::fence(std::vector<std::uint32_t> nodes, bool collect, std::string 
                     DataReply reply) {
     const std::uint32_t seq = fencesStarted_++;
     timeline_.record(timeline::Mark::FenceEntered, seq);
-    DataReply done = [this, seq, reply = std::move(reply)](int status, std::string bytes) {
+    // What leaves the node: its part of a fence with other nodes.
+    const bool overNetwork = !(nodes.size() == 1 && nodes[0] == settings_.nodeIndex);
+    if (overNetwork && collect)
+        counted_.bytesSent += data.size();
+    DataReply done = [this, seq, overNetwork, collect,
+                      reply = std::move(reply)](int status, std::string bytes) {
         timeline_.record(timeline::Mark::FenceDone, seq);
+        if (overNetwork)
+            counted_.bytesReceived += bytes.size();
+        if (collect)
+            counted_.fenceBytes += bytes.size();
         reply(status, std::move(bytes));
     };
     dispatchFence(std::move(nodes), collect, std::move(data), std::move(done));
@@ -322,6 +337,7 @@ void HubLink::finishModex(std::uint64_t id, int status, std::string data,
         host_.log("direct modex for rank " + std::to_string(pending.rank) +
                   " failed: " + host_.statusText(status) + " (" + reason + ")");
     pending.timer.reset();
+    counted_.bytesReceived += data.size();
     pending.done(status, std::move(data));
 }
 

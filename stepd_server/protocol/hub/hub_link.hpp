@@ -9,6 +9,7 @@
 
 #include "data_reply.hpp"
 #include "fence_tree.hpp"
+#include "timeline/exchange_counters.hpp"
 #include "timeline/step_timeline.hpp"
 #include "uv/frame_connection.hpp"
 #include "uv/uv_handle.hpp"
@@ -34,6 +35,9 @@ public:
     virtual LinkStatuses statuses() const = 0;
     virtual std::string statusText(int status) const = 0;
     virtual void log(const std::string &line) = 0;
+    // What the server counted of the step's exchange (fences, its clients'
+    // direct modex); the link adds the bytes and the requests it answered.
+    virtual timeline::ExchangeCounters exchangeCounters() const { return {}; }
 };
 
 class HubLink {
@@ -142,7 +146,9 @@ private:
     std::uint64_t nextModexId_ = 1;
     std::map<std::uint64_t, PendingModex> modex_;
     // For the per-step log at exit.
-    unsigned fencesDone_ = 0, modexAsked_ = 0, modexServed_ = 0;
+    unsigned fencesDone_ = 0, modexAsked_ = 0;
+    // The link's part of the exchange counters: network bytes, requests answered.
+    timeline::ExchangeCounters counted_;
     std::uint32_t fencesStarted_ = 0;
     timeline::Recorder timeline_;
 };

@@ -299,6 +299,16 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
             events.onTimeline(node, std::move(*marks));
         return;
     }
+    case MessageType::Exchange: {
+        auto counters = timeline::decodeCounters(f.payload);
+        if (!counters) {
+            c.close("malformed exchange counters");
+            return;
+        }
+        if (events.onExchange)
+            events.onExchange(node, *counters);
+        return;
+    }
     case MessageType::Shutdown:
         // The server leaves normally (its tasks are done).
         servers.erase(node);

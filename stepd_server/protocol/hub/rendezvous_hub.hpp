@@ -6,6 +6,7 @@
 // hub then completes fences across nodes, routes direct-modex requests to
 // the node that owns the rank, and reports aborts and lost servers.
 
+#include "timeline/exchange_counters.hpp"
 #include "timeline/step_timeline.hpp"
 
 #include <cstdint>
@@ -34,6 +35,9 @@ public:
         // served, and if not why (the profile rendezvous). Hub thread.
         std::function<void(std::uint32_t node, bool usable, const std::string &reason)>
             onProfileState;
+        // A server's exchange counters as it leaves (srun -v). Hub thread.
+        std::function<void(std::uint32_t node, const timeline::ExchangeCounters &counters)>
+            onExchange;
     };
 
     struct Settings {

@@ -23,6 +23,7 @@ enum class MessageType : std::uint8_t {
     TreeUp = 13,     // child -> parent: a fence's contributions of the child's subtree
     TreeDown = 14,   // parent -> child: the fence's result
     Timeline = 15,   // server -> hub, as it leaves: its marks (timeline/step_timeline.hpp)
+    Exchange = 16,   // server -> hub, as it leaves: its counters (timeline/exchange_counters.hpp)
     // The profile rendezvous (wire/profile_payloads.hpp):
     ProfileState = 17,   // server -> hub: whether its profile entry may be served
     ProfileVerdict = 18, // hub -> server: the nodes whose entries are withheld

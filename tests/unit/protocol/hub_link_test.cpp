@@ -34,6 +34,7 @@ struct FakeHost : hub::LinkHost {
     std::vector<std::uint32_t> nodeOfRank{0, 1, 0, 1};
     std::vector<std::pair<std::uint32_t, hub::DataReply>> unanswered;
     std::vector<std::string> lines;
+    timeline::ExchangeCounters counted; // what the PMIx side counted
 
     bool ownsRank(std::uint32_t rank) const override {
         return rank < nodeOfRank.size() && nodeOfRank[rank] == node;
@@ -47,6 +48,7 @@ struct FakeHost : hub::LinkHost {
     hub::LinkStatuses statuses() const override { return kStatuses; }
     std::string statusText(int status) const override { return "status " + std::to_string(status); }
     void log(const std::string &line) override { lines.push_back(line); }
+    timeline::ExchangeCounters exchangeCounters() const override { return counted; }
     bool logged(const std::string &line) const {
         return std::find(lines.begin(), lines.end(), line) != lines.end();
     }
@@ -70,6 +72,10 @@ public:
         events.onTimeline = [this](std::uint32_t node, std::vector<timeline::Event> marks) {
             std::lock_guard lock(mutex_);
             timelines_[node] = std::move(marks);
+        };
+        events.onExchange = [this](std::uint32_t node, const timeline::ExchangeCounters &c) {
+            std::lock_guard lock(mutex_);
+            exchange_[node] = c;
         };
         events_ = events;
         // Ranks 0,2 on node 0; ranks 1,3 on node 1.
@@ -149,6 +155,7 @@ public:
     std::mutex mutex_;
     std::vector<std::string> hubSaw_;
     std::map<std::uint32_t, std::vector<timeline::Event>> timelines_;
+    std::map<std::uint32_t, timeline::ExchangeCounters> exchange_;
 };
 
 } // namespace
@@ -391,6 +398,51 @@ TEST_F(HubLinkTest, EveryServerLearnsWhichProfileEntriesAreWithheldOnceAllHaveSa
     EXPECT_EQ(reasons[1], "stale: interface veth0 added");
     EXPECT_EQ(reasons[0], "usable");
     EXPECT_TRUE(lost_.empty());
+
+// The exchange counters: the server's own (fences, its clients' direct
+// modex) and the link's (network bytes, requests answered for other
+// nodes), logged as it leaves and sent to srun's hub.
+TEST_F(HubLinkTest, ALeavingServerCountsWhatItExchanged) {
+    FakeHost h0, h1;
+    h0.counted.dataFences = 1;
+    h0.counted.modexRemote = 1;
+    auto &a = link(0, h0);
+    auto &b = link(1, h1);
+    a.connect();
+    b.connect();
+    Outcome fa, fb, m;
+    a.fence({0, 1}, true, "AAA", fa.reply());
+    b.fence({0, 1}, true, "B", fb.reply());
+    a.directModex(1, m.reply()); // answered "data of 1", 9 bytes
+    ASSERT_TRUE(runUntil([&] { return fa.status && fb.status && m.status; }));
+    a.leave();
+    b.leave();
+    ASSERT_TRUE(runUntil([&] {
+        std::lock_guard lock(mutex_);
+        return exchange_.size() == 2;
+    }));
+    EXPECT_TRUE(h0.logged("exchange: 1 data fence (4 bytes), 0 barriers, 1 direct modex (0 "
+                          "local, 1 remote), 0 answered for other nodes; network: 3 bytes sent, "
+                          "13 received"));
+    EXPECT_TRUE(h1.logged("exchange: 0 data fences (4 bytes), 0 barriers, 0 direct modex (0 "
+                          "local, 0 remote), 1 answered for other nodes; network: 10 bytes sent, "
+                          "4 received"));
+    std::lock_guard lock(mutex_);
+    EXPECT_EQ(exchange_[0], (timeline::ExchangeCounters{1, 0, 4, 0, 1, 0, 3, 13}));
+    EXPECT_EQ(exchange_[1], (timeline::ExchangeCounters{0, 0, 4, 0, 0, 1, 10, 4}));
+}
+
+// A fence of this node alone sends nothing over the network.
+TEST_F(HubLinkTest, AFenceOfThisNodeAloneCountsNoNetworkBytes) {
+    FakeHost h0;
+    auto &a = link(0, h0);
+    Outcome f;
+    a.fence({0}, true, "xy", f.reply());
+    ASSERT_TRUE(f.status);
+    a.leave();
+    EXPECT_TRUE(h0.logged("exchange: 0 data fences (2 bytes), 0 barriers, 0 direct modex (0 "
+                          "local, 0 remote), 0 answered for other nodes; network: 0 bytes sent, 0 "
+                          "received"));
 }
 
 TEST_F(HubLinkTest, NoHubFailsWhatWaitsAndStopsTheServer) {

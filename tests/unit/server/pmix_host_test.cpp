@@ -17,6 +17,7 @@
 #include "pmix_host.hpp"
 
 #include "captured_stderr.hpp"
+#include "served_profile.hpp"
 #include "step_config.hpp"
 #include "step_topology.hpp"
 
@@ -217,6 +218,53 @@ LaunchPlan stepPlan() {
     return plan;
 }
 
+// The interconnect profile served (served_profile.hpp): an entry for n2
+// (this node) and n3, none for n1; rank keys for rank 0 (n1) and rank 2
+// (here).
+topology::NodeProfile profiledNode(const std::string &name, const std::string &address) {
+    topology::NodeProfile node;
+    node.name = name;
+    node.profiledAt = "2026-11-24T00:30:53Z";
+    node.method = "sysfs";
+    node.digest = "sha256:" + std::string(64, name == "n3" ? '3' : '2');
+    topology::NetworkInterface eth;
+    eth.name = "eth0";
+    eth.addresses = {{address, 24}, {"fe80::1", 64}};
+    eth.mtu = 9000;
+    eth.speedMbps = 25000;
+    eth.operstate = "up";
+    eth.mac = "52:54:00:12:34:56";
+    eth.pciAddress = "0000:3b:00.0";
+    eth.numaNode = 0;
+    eth.ifindex = 2;
+    node.interfaces.push_back(eth);
+    topology::RdmaDevice mlx;
+    mlx.name = "mlx5_0";
+    mlx.nodeGuid = "0002:c903:00f1:e9c0";
+    mlx.ports.push_back({1,
+                         "ACTIVE",
+                         "LinkUp",
+                         "InfiniBand",
+                         "100 Gb/sec (4X EDR)",
+                         7,
+                         {{0, "fe80:0000:0000:0000:0002:c903:00f1:e9c1"}}});
+    node.rdmaDevices.push_back(mlx);
+    return node;
+}
+
+// Open MPI 4.1's TCP record is binary; zero bytes must survive.
+const std::string kRank0Record("\x0a\x00\x00\x05\x02\x00\x00\x00", 8);
+const std::string kRank2Record("\x0a\x00\x00\x06\x00\x10", 6);
+
+ServedProfile servedProfile() {
+    ServedProfile served;
+    served.nodes = {std::nullopt, profiledNode("n2", "10.0.0.6"), profiledNode("n3", "10.0.0.7")};
+    served.rankData[0] = {{"btl.tcp.4.1", kRank0Record}};
+    served.rankData[2] = {{"btl.tcp.4.1", kRank2Record}};
+    served.rankData[99] = {{"btl.tcp.4.1", "outside the step"}};
+    return served;
+}
+
 // Everything the suite shares: one server and what its clients were told.
 struct Session {
     std::string setupError;
@@ -230,6 +278,13 @@ struct Session {
     RecordingCollective collective;
     std::map<std::uint32_t, std::vector<std::string>> environments;
     std::map<std::uint32_t, std::map<std::string, std::string>> answers;
+    timeline::ExchangeCounters counted; // after those clients
+    // A client reading the served profile, and what the collective and the
+    // counters saw meanwhile.
+    std::map<std::string, std::string> profileAnswers;
+    std::string loggedReadingProfile;
+    std::size_t fencesBefore = 0, fencesAfter = 0, modexBefore = 0, modexAfter = 0;
+    timeline::ExchangeCounters countedAfterProfile;
     // Rank 1 joining again once the collective is gone.
     std::string stoppingError;
     std::string loggedWhileStopping;
@@ -295,6 +350,7 @@ protected:
             std::make_unique<PmixHost>(shared().config, *shared().inbox,
                                        shared().step.topology.get(), shared().step.cpuset.get());
         shared().host->setCollective(&shared().collective);
+        shared().host->serveProfile(servedProfile());
         shared().loopThread = std::thread([] { uv_run(&shared().loop, UV_RUN_DEFAULT); });
         if (auto started = shared().host->start(); !started)
             throw std::runtime_error(started.error().message);
@@ -303,6 +359,44 @@ protected:
             throw std::runtime_error(envs.error().message);
         shared().environments = envs.value();
         runClients();
+        shared().counted = countersNow();
+        runProfileClient();
+    }
+
+    // The host's counters, read on the loop thread.
+    static timeline::ExchangeCounters countersNow() {
+        std::promise<timeline::ExchangeCounters> counters;
+        shared().inbox->post(
+            [&counters] { counters.set_value(shared().host->exchangeCounters()); });
+        return counters.get_future().get();
+    }
+
+    // What the served profile's queries are answered: rank 1 asks about
+    // every node and two ranks' keys.
+    static std::vector<std::string> profileQueries() {
+        std::vector<std::string> q;
+        for (const char *node : {"n1", "n2", "n3"})
+            for (const char *key : {kProfileDigestKey, kProfileTimeKey, kNetInterfacesKey,
+                                    kRdmaDevicesKey, PMIX_FABRIC_DEVICES})
+                q.push_back(std::string("node:") + node + "/" + key);
+        q.push_back("0/btl.tcp.4.1");
+        q.push_back("2/btl.tcp.4.1");
+        return q;
+    }
+
+    static void runProfileClient() {
+        shared().fencesBefore = shared().collective.fences().size();
+        shared().modexBefore = shared().collective.modexRanks().size();
+        std::vector<Client> clients = {spawnClient(shared().environments.at(1), profileQueries())};
+        test::CapturedStderr log;
+        bool finished = collect(clients, std::chrono::seconds(20));
+        shared().loggedReadingProfile = log.text();
+        shared().profileAnswers = clients[0].lines();
+        shared().fencesAfter = shared().collective.fences().size();
+        shared().modexAfter = shared().collective.modexRanks().size();
+        shared().countedAfterProfile = countersNow();
+        if (!finished)
+            throw std::runtime_error("a PMIx client did not finish in time");
     }
 
     // Every query, asked by each local client, then the upcalls.
@@ -461,12 +555,22 @@ TEST_F(PmixHostTest, LocalRanksPlacement) {
 
 // Only this node's ranks have per-rank data here (a big step would cost
 // every node O(ranks)): another node's rank is "not found", answered at
-// once (no direct modex: ARemoteRanksDataIsAskedOfTheCollective).
+// once (no direct modex: ARemoteRanksDataIsAskedOfTheCollective). Rank 0
+// has served keys, and so its placement (AServedRanksPlacementIsKnown).
 TEST_F(PmixHostTest, RemoteRanksPlacementIsNotFound) {
-    for (std::uint32_t r : {0u, 3u, 5u})
+    for (std::uint32_t r : {3u, 5u})
         for (const char *key :
              {PMIX_HOSTNAME, PMIX_APPNUM, PMIX_LOCAL_RANK, PMIX_NODE_RANK, PMIX_NODEID})
             expectAll(std::to_string(r) + "/" + key, "!NOT-FOUND");
+}
+
+// A remote rank with served keys (rank 0, n1) has its placement too:
+// without it, PMIx would answer application 0 for any rank.
+TEST_F(PmixHostTest, AServedRanksPlacementIsKnown) {
+    expectAll(std::string("0/") + PMIX_HOSTNAME, "n1");
+    expectAll(std::string("0/") + PMIX_APPNUM, "0");
+    expectAll(std::string("0/") + PMIX_LOCAL_RANK, "0");
+    expectAll(std::string("0/") + PMIX_NODE_RANK, "0");
 }
 
 // The step's last rank is the exception PMIx 4.2.2 needs (pmix_host.cpp):
@@ -566,4 +670,74 @@ TEST_F(PmixHostTest, WhileStoppingRequestsFailAndAreLogged) {
     EXPECT_EQ(shared().loggedWhileStopping,
               "stepmap-stepd: direct modex for rank 5 failed: the server is stopping\n"
               "stepmap-stepd: a fence failed: the server is stopping\n");
+}
+
+// The served profile (docs/profile-keys.md). Rank 1 (n2) reads n3's entry
+// from its own server's data: no fence, no direct modex.
+TEST_F(PmixHostTest, AnotherNodesProfileIsReadWithoutAnyExchange) {
+    const auto &a = shared().profileAnswers;
+    const auto at = [&a](const std::string &q) {
+        auto it = a.find(q);
+        return it == a.end() ? std::string("(no answer)") : it->second;
+    };
+    EXPECT_EQ(at(std::string("node:n3/") + kProfileDigestKey), "sha256:" + std::string(64, '3'));
+    EXPECT_EQ(at(std::string("node:n3/") + kProfileTimeKey), "2026-11-24T00:30:53Z");
+    EXPECT_EQ(at(std::string("node:n3/") + kNetInterfacesKey),
+              "eth0 ifindex=2 mtu=9000 mac=52:54:00:12:34:56 numa=0 "
+              "addresses=10.0.0.7/24,fe80::1/64");
+    EXPECT_EQ(at(std::string("node:n3/") + kRdmaDevicesKey),
+              "mlx5_0 guid=0002:c903:00f1:e9c0 port=1 layer=InfiniBand state=ACTIVE lid=7 "
+              "gids=0:fe80:0000:0000:0000:0002:c903:00f1:e9c1 rate=100 Gb/sec (4X EDR)");
+    EXPECT_EQ(at(std::string("node:n3/") + PMIX_FABRIC_DEVICES),
+              "{pmix.fabdev={pmix.fabdev.nm=eth0;pmix.fabdev.type=Ethernet;"
+              "pmix.fabdev.addr=52:54:00:12:34:56;pmix.fabdev.mtu=9000;"
+              "pmix.fabdev.speed=25000000000;pmix.fabdev.state=up;pmix.fabdev.btyp=PCI;"
+              "pmix.fabdev.pcidevid=0000:3b:00:00};"
+              "pmix.fabdev={pmix.fabdev.nm=mlx5_0;pmix.fabdev.type=InfiniBand;"
+              "pmix.fabdev.addr=0002:c903:00f1:e9c0;pmix.fabdev.speed=100000000000;"
+              "pmix.fabdev.state=up}}");
+    // This node's own entry, by its name.
+    EXPECT_EQ(at(std::string("node:n2/") + kProfileDigestKey), "sha256:" + std::string(64, '2'));
+    EXPECT_EQ(at(std::string("node:n2/") + kNetInterfacesKey),
+              "eth0 ifindex=2 mtu=9000 mac=52:54:00:12:34:56 numa=0 "
+              "addresses=10.0.0.6/24,fe80::1/64");
+    EXPECT_EQ(shared().fencesAfter, shared().fencesBefore);
+    EXPECT_EQ(shared().modexAfter, shared().modexBefore);
+}
+
+// n1 has no entry (none, or withheld as stale): its keys are not found.
+TEST_F(PmixHostTest, ANodeWithoutAnEntryHasNoProfileKeys) {
+    for (const char *key : {kProfileDigestKey, kProfileTimeKey, kNetInterfacesKey, kRdmaDevicesKey,
+                            PMIX_FABRIC_DEVICES})
+        EXPECT_EQ(shared().profileAnswers[std::string("node:n1/") + key], "!NOT-FOUND") << key;
+    EXPECT_EQ(shared().modexAfter, shared().modexBefore);
+    std::string refusals;
+    for (int i = 0; i < 5; ++i)
+        refusals += "stepmap-stepd: refusing a direct-modex request for another node's data: a "
+                    "node server holds only its own node's\n";
+    EXPECT_EQ(shared().loggedReadingProfile, refusals);
+}
+
+// A served rank key is answered from this node's data, for a remote rank
+// (0, on n1) as for a local one (2), bytes intact.
+TEST_F(PmixHostTest, ServedRankKeysAreAnsweredWithoutADirectModex) {
+    EXPECT_EQ(shared().profileAnswers["0/btl.tcp.4.1"], "0x0a00000502000000");
+    EXPECT_EQ(shared().profileAnswers["2/btl.tcp.4.1"], "0x0a0000060010");
+    EXPECT_EQ(shared().modexAfter, shared().modexBefore);
+    EXPECT_EQ(shared().countedAfterProfile, shared().counted);
+}
+
+// The clients of runClients: one collecting fence of the whole job, one
+// fence of two ranks without data, one direct modex for rank 3 (n3); the
+// request for rank 99 (not of the step) and another node's data are
+// refused before they count.
+TEST_F(PmixHostTest, FencesAndDirectModexAreCounted) {
+    const auto &c = shared().counted;
+    EXPECT_EQ(c.dataFences, 1u);
+    EXPECT_EQ(c.barriers, 1u);
+    EXPECT_EQ(c.modexLocal, 0u);
+    EXPECT_EQ(c.modexRemote, 1u);
+    // The link counts bytes and requests answered for other nodes.
+    EXPECT_EQ(c.fenceBytes, 0u);
+    EXPECT_EQ(c.modexAnswered, 0u);
 }

@@ -4,6 +4,8 @@
 //   R/KEY        PMIx_Get of KEY for rank R ('*': the job, wildcard rank)
 //   node/KEY     the same with PMIX_NODE_INFO (this node's data)
 //   node:H/KEY   the same for the node named H (PMIX_HOSTNAME qualifier)
+// (a byte object prints as 0x<hex>, an array of infos as {KEY=VALUE;...},
+// the lines of a string joined by '|')
 //   appA/KEY     the same with PMIX_APP_INFO for application A
 //   fence        puts "stepmap.test"=<rank>, commits, fences the whole job
 //                collecting data
@@ -23,10 +25,54 @@ namespace {
 
 pmix_proc_t me;
 
+std::string format(const pmix_value_t *v);
+
+// Lower-case hex of each byte.
+std::string hex(const char *bytes, size_t size) {
+    static const char digits[] = "0123456789abcdef";
+    std::string text;
+    for (size_t i = 0; i < size; ++i) {
+        const auto b = static_cast<unsigned char>(bytes[i]);
+        text += digits[b >> 4];
+        text += digits[b & 15];
+    }
+    return text;
+}
+
+// An array of infos as "{KEY=VALUE;KEY=VALUE}", nested as it comes.
+std::string formatArray(const pmix_data_array_t *a) {
+    if (!a || a->type != PMIX_INFO)
+        return "(array)";
+    std::string text = "{";
+    const auto *infos = static_cast<const pmix_info_t *>(a->array);
+    for (size_t i = 0; i < a->size; ++i)
+        text += (i ? ";" : "") + std::string(infos[i].key) + "=" + format(&infos[i].value);
+    return text + "}";
+}
+
+// Lines of a multi-line string joined by "|" (the output is one line).
+std::string oneLine(const char *s) {
+    std::string text = s ? s : "(null)";
+    for (auto &c : text)
+        if (c == '\n')
+            c = '|';
+    return text;
+}
+
 std::string format(const pmix_value_t *v) {
     switch (v->type) {
     case PMIX_STRING:
-        return v->data.string ? v->data.string : "(null)";
+        return oneLine(v->data.string);
+    case PMIX_SIZE:
+        return std::to_string(v->data.size);
+    case PMIX_LINK_STATE:
+        return v->data.linkstate == PMIX_LINK_UP     ? "up"
+               : v->data.linkstate == PMIX_LINK_DOWN ? "down"
+                                                     : "unknown";
+    case PMIX_BYTE_OBJECT:
+        return "0x" + hex(v->data.bo.bytes, v->data.bo.size);
+    case PMIX_DATA_ARRAY:
+        return formatArray(v->data.darray);
     case PMIX_UINT32:
         return std::to_string(v->data.uint32);
     case PMIX_UINT16:

@@ -1,0 +1,37 @@
+#pragma once
+
+// What a node server serves of the interconnect profile (issue 12), filled
+// by the server's owner before PmixHost::start(): the profile entries of the
+// step's nodes, registered as node-level PMIx data (docs/profile-keys.md),
+// and per-rank keys registered with the job data so that a client gets them
+// from its own server, with no direct-modex request leaving the node.
+
+#include "profile/interconnect_profile.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stepmap::server {
+
+struct ServedProfile {
+    // By plan node index; nullopt: no entry, or the entry is withheld
+    // (stale). Entries past the plan's nodes are ignored.
+    std::vector<std::optional<topology::NodeProfile>> nodes;
+    // Extra keys per rank of the step, local or remote (the modex-less
+    // launch's pre-computed "btl.tcp.4.1" / "btl.tcp.5.0" records): key and
+    // bytes, each registered as a PMIX_BYTE_OBJECT in the rank's
+    // PMIX_PROC_DATA. Ranks outside the step are ignored.
+    std::map<std::uint32_t, std::vector<std::pair<std::string, std::string>>> rankData;
+};
+
+// The stepmap keys of a served node (docs/profile-keys.md), all PMIX_STRING.
+inline constexpr const char *kProfileDigestKey = "stepmap.profile.digest";
+inline constexpr const char *kProfileTimeKey = "stepmap.profile.time";
+inline constexpr const char *kNetInterfacesKey = "stepmap.net.interfaces";
+inline constexpr const char *kRdmaDevicesKey = "stepmap.rdma.devices";
+
+} // namespace stepmap::server
