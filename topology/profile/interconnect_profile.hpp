@@ -42,8 +42,6 @@ struct NetworkInterface {
     std::string mac;      // lower-case "xx:xx:xx:xx:xx:xx" (20 bytes for IPoIB), or "none"
     std::optional<std::string> pciAddress; // "0000:3b:00.0" when a PCI device
     std::optional<int> numaNode;           // unknown: no device or no NUMA
-    std::uint32_t ifindex = 0;             // kernel interface index
-    bool adminUp = true;                   // IFF_UP
 
     bool operator==(const NetworkInterface &) const = default;
 };

@@ -398,6 +398,7 @@ TEST_F(HubLinkTest, EveryServerLearnsWhichProfileEntriesAreWithheldOnceAllHaveSa
     EXPECT_EQ(reasons[1], "stale: interface veth0 added");
     EXPECT_EQ(reasons[0], "usable");
     EXPECT_TRUE(lost_.empty());
+}
 
 // The exchange counters: the server's own (fences, its clients' direct
 // modex) and the link's (network bytes, requests answered for other
