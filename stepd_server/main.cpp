@@ -4,7 +4,6 @@
 // rendezvous goes away, removing its files in every case.
 
 #include "hub_collective.hpp"
-#include "own_entry_check.hpp"
 #include "owned_directory.hpp"
 #include "plan/step_bindings.hpp"
 #include "pmix_host.hpp"
@@ -14,6 +13,7 @@
 #include "server_log.hpp"
 #include "step_config.hpp"
 #include "step_directory.hpp"
+#include "step_modex.hpp"
 #include "step_topology.hpp"
 #include "unique_fd.hpp"
 #include "uv/uv_handle.hpp"
@@ -108,7 +108,8 @@ struct Server {
     void joinHub();
     // The profile rendezvous: this node's say on its own entry, then the
     // hub's verdict on every node's, before anything is registered.
-    Expected<std::vector<std::uint32_t>> awaitProfileVerdict();
+    Expected<std::vector<std::uint32_t>> awaitProfileVerdict(const StepModex &modex,
+                                                             const topology::StepTopology &step);
     // A mark on the way to ready: the link's once it holds the marks.
     void mark(timeline::Mark m) {
         if (link)
@@ -144,8 +145,9 @@ void Server::joinHub() {
     link->connect();
 }
 
-Expected<std::vector<std::uint32_t>> Server::awaitProfileVerdict() {
-    const OwnEntryCheck own = checkOwnEntry(config);
+Expected<std::vector<std::uint32_t>>
+Server::awaitProfileVerdict(const StepModex &modex, const topology::StepTopology &step) {
+    const OwnEntryCheck own = modex.checkOwnNode("/", step.interfaceNuma);
     if (!own.usable)
         logLine("interconnect profile entry of this node not served: " + own.reason);
     std::optional<std::vector<std::uint32_t>> verdict;
@@ -303,18 +305,26 @@ int main(int argc, char **argv) {
     s.prepare(*step);
     // With a profile, every node must know which entries are served before
     // it registers anything: join the rendezvous first.
+    const StepModex modex(c);
     const bool profileServed = c.profile || !c.profileProblem.empty();
+    bool nodeServed = false;
     if (profileServed) {
         s.joinHub();
         s.watchSignals();
         s.watchSlurmstepd();
-        auto verdict = s.awaitProfileVerdict();
+        auto verdict = s.awaitProfileVerdict(modex, *step);
         if (!verdict) {
             reportFailure(s.ready, verdict.error().message);
             return s.run();
         }
+        nodeServed = std::find(verdict->begin(), verdict->end(), c.nodeIndex) == verdict->end();
+        s.host->serveProfile(modex.served(*verdict));
     }
     auto envs = s.startPmix();
+    if (envs)
+        for (auto &[rank, vars] : envs.value())
+            for (auto &var : modex.clientEnvironment(rank, nodeServed))
+                vars.push_back(std::move(var));
     if (!envs) {
         reportFailure(s.ready, envs.error().message);
         s.host.reset();

@@ -18,11 +18,8 @@
 
 namespace stepmap::topology {
 
-// Every network OS device in `topology` (loaded with its I/O devices), by
-// interface name: the OS index of its nearest NUMA node, or nothing when
-// hwloc places it where no single one is nearest (attached to the whole
-// machine of several NUMA nodes). Among equally near nodes, normal memory
-// is taken over HBM/MCDRAM ones.
+// networkNumaNodes (network_numa.hpp) of `topology`, loaded with its I/O
+// devices.
 std::map<std::string, std::optional<int>> interfaceNumaNodes(const NodeTopology &topology);
 
 // probeNode(options), but for the live node (root "/") with the NUMA node

@@ -1,5 +1,7 @@
 #include "step_topology.hpp"
 
+#include "network_numa.hpp"
+
 #include "base/id_list.hpp"
 
 #include <cstdint>
@@ -53,10 +55,11 @@ Expected<StepTopology> loadStepTopology(std::string_view coreList, const std::st
                              std::to_string(ncores) + " cores)"};
         hwloc_bitmap_or(set.get(), set.get(), core->cpuset);
     }
+    auto interfaceNuma = networkNumaNodes(topo.get());
     if (hwloc_topology_restrict(topo.get(), set.get(),
                                 HWLOC_RESTRICT_FLAG_ADAPT_IO | HWLOC_RESTRICT_FLAG_ADAPT_MISC) != 0)
         return UserError{"cannot restrict the topology to PUs " + bitmapListString(set.get())};
-    return StepTopology{std::move(topo), std::move(set)};
+    return StepTopology{std::move(topo), std::move(set), std::move(interfaceNuma)};
 }
 
 } // namespace stepmap::topology

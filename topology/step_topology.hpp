@@ -8,6 +8,8 @@
 #include "base/expected.hpp"
 #include "hwloc_handles.hpp"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,9 @@ namespace stepmap::topology {
 struct StepTopology {
     TopologyPtr topology; // restricted to cpuset
     BitmapPtr cpuset;     // the step's PUs, OS indices
+    // Each network interface's nearest NUMA node, seen before the
+    // restriction (interface_numa.hpp): what the profile's prober records.
+    std::map<std::string, std::optional<int>> interfaceNuma;
 };
 
 // Slurm's core list ("0-1,4", S_STEP_ALLOC_CORES): indices of the node's

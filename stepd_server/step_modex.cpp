@@ -1,0 +1,203 @@
+#include "step_modex.hpp"
+
+#include "client_environment.hpp"
+#include "profile/profile_diff.hpp"
+#include "profile/sysfs_probe.hpp"
+#include "record_check.hpp"
+#include "tcp_record.hpp"
+
+#include <set>
+
+namespace stepmap::server {
+
+namespace {
+
+using modex::ModexMode;
+using modexless::OpenMpiLayout;
+
+const std::vector<std::string> kAsyncEnvironment = {"OMPI_MCA_pmix_base_async_modex=1",
+                                                    "OMPI_MCA_pmix_base_collect_data=0"};
+
+// Whether two nodes' entries share an address (link-local ones aside): the
+// step's "nodes" are one machine, as on a test cluster, and the ranks'
+// ports must then differ across nodes too.
+bool nodesShareAnAddress(const std::vector<const topology::NodeProfile *> &entries) {
+    std::set<std::string> seen;
+    for (const topology::NodeProfile *node : entries) {
+        if (!node)
+            continue;
+        std::set<std::string> mine;
+        for (const auto &interface : node->interfaces)
+            for (const auto &address : interface.addresses)
+                if (address.address.rfind("fe80:", 0) != 0)
+                    mine.insert(address.address);
+        for (const auto &address : mine)
+            if (!seen.insert(address).second)
+                return true;
+    }
+    return false;
+}
+
+// FNV-1a of the namespace ("stepmap.<job>.<step>"): the same on every node,
+// different for the next step, which so takes other ports than the last
+// one's (their connections linger in TIME_WAIT, and a port bound by one of
+// them cannot be bound without SO_REUSEADDR, which btl tcp leaves off).
+std::uint32_t stepOffset(const std::string &nspace) {
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : nspace)
+        h = (h ^ c) * 16777619u;
+    return h;
+}
+
+std::string joined(const std::vector<topology::ProfileDifference> &differences) {
+    std::string text;
+    for (const auto &d : differences)
+        if (d.stale)
+            text += (text.empty() ? "" : "; ") + d.text;
+    return text;
+}
+
+} // namespace
+
+StepModex::StepModex(const StepConfig &config) : config_(config) {
+    const LaunchPlan &plan = config.plan;
+    entries_.assign(plan.nodes.size(), nullptr);
+    if (config.profile)
+        for (const auto &node : config.profile->nodes)
+            for (std::size_t i = 0; i < plan.nodes.size(); ++i)
+                if (plan.nodes[i].name == node.name)
+                    entries_[i] = &node;
+    if (config.modex != ModexMode::Profile)
+        return;
+    auto range = modexless::parsePortRange(config.modexPorts, "modex_ports");
+    if (!range) {
+        rangeProblem_ = range.error().message;
+        return;
+    }
+    range_ = *range;
+    const bool perMachine = nodesShareAnAddress(entries_);
+    std::vector<std::uint32_t> onNode(plan.nodes.size(), 0);
+    std::uint32_t needed = 0;
+    portIndex_.reserve(plan.ranks.size());
+    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r) {
+        const std::uint32_t index = perMachine ? r : onNode[plan.ranks[r].node]++;
+        portIndex_.push_back(index);
+        needed = std::max(needed, index + 1);
+    }
+    const std::uint32_t size = range_->last - range_->first + 1u;
+    if (needed > size)
+        rangeProblem_ = "modex_ports=" + config.modexPorts + " holds " + std::to_string(size) +
+                        " ports, and the step needs " + std::to_string(needed) +
+                        (perMachine ? " (one per rank: its nodes share addresses)"
+                                    : " (one per rank of its fullest node)");
+    offset_ = stepOffset(config.nspace) % size;
+}
+
+const topology::NodeProfile *StepModex::entryOf(std::uint32_t node) const {
+    return node < entries_.size() ? entries_[node] : nullptr;
+}
+
+std::optional<std::uint16_t> StepModex::port(std::uint32_t rank) const {
+    if (!range_ || !rangeProblem_.empty() || rank >= portIndex_.size())
+        return std::nullopt;
+    const std::uint32_t size = range_->last - range_->first + 1u;
+    return static_cast<std::uint16_t>(range_->first + (offset_ + portIndex_[rank]) % size);
+}
+
+std::optional<std::string> StepModex::portProblem() const {
+    if (!rangeProblem_.empty())
+        return rangeProblem_;
+    const std::string &name = config_.plan.nodes[config_.nodeIndex].name;
+    for (std::uint32_t rank : config_.plan.ranksOn(config_.nodeIndex)) {
+        const auto p = port(rank);
+        if (p && !modexless::portIsFree(*p))
+            return "TCP port " + std::to_string(*p) + " of rank " + std::to_string(rank) +
+                   " is in use on " + name + " (from modex_ports=" + config_.modexPorts + ")";
+    }
+    return std::nullopt;
+}
+
+OwnEntryCheck StepModex::checkOwnNode(const std::string &sysfsRoot,
+                                      const InterfaceNuma &numa) const {
+    const std::string &name = config_.plan.nodes[config_.nodeIndex].name;
+    if (!config_.profile)
+        return {false, "the profile srun shipped cannot be read: " + config_.profileProblem};
+    const topology::NodeProfile *entry = entryOf(config_.nodeIndex);
+    if (!entry)
+        return {false, "the profile has no entry for " + name};
+    topology::ProbeOptions probe;
+    probe.root = sysfsRoot;
+    probe.nodeName = name;
+    probe.numaNodes = numa;
+    auto live = topology::probeNode(probe);
+    if (!live)
+        return {false, "cannot probe " + name + " to check its entry: " + live.error().message};
+    if (live->digest != entry->digest)
+        return {false, name + " changed since it was profiled at " + entry->profiledAt + ": " +
+                           joined(topology::profileDifferences(*entry, *live)) +
+                           "; update the profile (stepmap-profile update)"};
+    if (config_.modex != ModexMode::Profile)
+        return {true, ""};
+    if (!config_.tcpIfInclude.empty() || !config_.tcpIfExclude.empty())
+        return {false,
+                "the job sets OMPI_MCA_btl_tcp_if_" +
+                    std::string(config_.tcpIfInclude.empty() ? "exclude=" + config_.tcpIfExclude
+                                                             : "include=" + config_.tcpIfInclude) +
+                    ", and --modex=profile predicts Open MPI's TCP records for its default "
+                    "interfaces only"};
+    const std::string expected = modexless::openMpi41TcpRecord(*entry, 1);
+    if (expected.empty())
+        return {false, "Open MPI would publish no TCP address of " + name};
+    if (auto differs = modexless::tcpRecordDifference(
+            OpenMpiLayout::v41, modexless::openMpi41TcpRecord(*live, 1), expected))
+        return {false, "Open MPI would publish other TCP addresses on " + name +
+                           " than its entry gives (" + *differs +
+                           "): an interface went up or down since it was profiled"};
+    if (auto problem = portProblem())
+        return {false, *problem};
+    return {true, ""};
+}
+
+ServedProfile StepModex::served(const std::vector<std::uint32_t> &withheld) const {
+    const std::set<std::uint32_t> out(withheld.begin(), withheld.end());
+    ServedProfile served;
+    served.nodes.resize(entries_.size());
+    for (std::uint32_t n = 0; n < entries_.size(); ++n)
+        if (entries_[n] && !out.count(n))
+            served.nodes[n] = *entries_[n];
+    if (config_.modex != ModexMode::Profile)
+        return served;
+    const auto &ranks = config_.plan.ranks;
+    for (std::uint32_t r = 0; r < ranks.size(); ++r) {
+        const std::uint32_t n = ranks[r].node;
+        const auto p = port(r);
+        if (n == config_.nodeIndex || !served.nodes[n] || !p)
+            continue;
+        for (auto layout : {OpenMpiLayout::v41, OpenMpiLayout::v50}) {
+            std::string record = layout == OpenMpiLayout::v41
+                                     ? modexless::openMpi41TcpRecord(*served.nodes[n], *p)
+                                     : modexless::openMpi50TcpRecord(*served.nodes[n], *p);
+            if (!record.empty())
+                served.rankData[r].emplace_back(std::string(modexless::tcpModexKey(layout)),
+                                                std::move(record));
+        }
+    }
+    return served;
+}
+
+std::vector<std::string> StepModex::clientEnvironment(std::uint32_t rank, bool nodeServed) const {
+    switch (config_.modex) {
+    case ModexMode::Fence:
+        return {};
+    case ModexMode::Async:
+        return kAsyncEnvironment;
+    case ModexMode::Profile:
+        break;
+    }
+    const auto p = port(rank);
+    if (nodeServed && p)
+        return modexless::modexlessEnvironment(*p);
+    return kAsyncEnvironment;
+}
+
+} // namespace stepmap::server

@@ -1,0 +1,59 @@
+#pragma once
+
+// What one node server does for its step's --modex and interconnect profile
+// (issue 12): its say in the profile rendezvous (does its own entry match
+// the node, and for --modex=profile can its ranks have their ports), then,
+// with every node's say, what it serves (the entries not withheld, and the
+// predicted TCP records of the other nodes' ranks) and what each of its
+// ranks' environments gets.
+
+#include "served_profile.hpp"
+#include "step_config.hpp"
+
+#include "pinned_ports.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stepmap::server {
+
+struct OwnEntryCheck {
+    bool usable = false;
+    std::string reason; // why not, one line, for srun -v and the log
+};
+
+class StepModex {
+public:
+    explicit StepModex(const StepConfig &config);
+
+    // Whether this node's entry (and, for --modex=profile, its ranks'
+    // pinned ports) may be used. sysfsRoot: "/" for the live node; numa:
+    // its interfaces' NUMA nodes as the prober takes them from hwloc
+    // (StepTopology::interfaceNuma).
+    using InterfaceNuma = std::map<std::string, std::optional<int>>;
+    OwnEntryCheck checkOwnNode(const std::string &sysfsRoot, const InterfaceNuma &numa) const;
+    // What the node servers register, once the rendezvous withheld some
+    // nodes (ascending node indices).
+    ServedProfile served(const std::vector<std::uint32_t> &withheld) const;
+    // KEY=VALUE entries rank's environment gets (a rank of this node).
+    std::vector<std::string> clientEnvironment(std::uint32_t rank, bool nodeServed) const;
+    // The pinned TCP port of rank (--modex=profile), if it has one.
+    std::optional<std::uint16_t> port(std::uint32_t rank) const;
+
+private:
+    const topology::NodeProfile *entryOf(std::uint32_t node) const;
+    std::optional<std::string> portProblem() const;
+
+    const StepConfig &config_;
+    std::vector<const topology::NodeProfile *> entries_; // by plan node; null: none
+    std::optional<modexless::PortRange> range_;
+    std::string rangeProblem_;
+    // Port index per rank: its global rank when nodes share an address (one
+    // machine), else its index on its node; turned by the step's offset.
+    std::vector<std::uint32_t> portIndex_;
+    std::uint32_t offset_ = 0;
+};
+
+} // namespace stepmap::server
