@@ -33,7 +33,11 @@ Expected<ProbeTargets> probeTargets(const std::optional<std::string> &nodesOptio
             return UserError{"--nodes " + quoted(*nodesOption) + ": " + node + " is not in job " +
                              escaped(targets.jobId) + " (" + escaped(allocated) + ")"};
         }
-        if (std::find(targets.nodes.begin(), targets.nodes.end(), node) == targets.nodes.end())
+    }
+    // In the allocation's order, each once.
+    for (const std::string &node : *allocation) {
+        if (std::find(wanted->begin(), wanted->end(), node) != wanted->end() &&
+            std::find(targets.nodes.begin(), targets.nodes.end(), node) == targets.nodes.end())
             targets.nodes.push_back(node);
     }
     if (targets.nodes.empty())

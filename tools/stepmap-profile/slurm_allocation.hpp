@@ -14,7 +14,7 @@ namespace stepmap::tools {
 
 struct ProbeTargets {
     std::string jobId;
-    std::vector<std::string> nodes; // in the order of the hostlist
+    std::vector<std::string> nodes; // in the allocation's order, each once
     std::string nodeList;           // the same as a hostlist expression
 };
 
