@@ -78,6 +78,33 @@ std::string nodeCount(std::size_t count) {
     return std::to_string(count) + (count == 1 ? " node" : " nodes");
 }
 
+// What update and check start from: the file loaded strictly (before any
+// srun: a bad file costs no probe), then the nodes probed.
+struct FileAndProbes {
+    CommandLine line;
+    Profile recorded;
+    std::vector<NodeProfile> live;
+};
+
+// Nothing, with `status` set, after an error (printed).
+std::optional<FileAndProbes> readAndProbe(const std::string &command,
+                                          const std::vector<std::string> &args, int &status) {
+    const auto line = parse(command, args, status);
+    if (!line)
+        return std::nullopt;
+    auto recorded = topology::readProfileFile(*line->file);
+    if (!recorded) {
+        status = commandError(command, recorded.error());
+        return std::nullopt;
+    }
+    auto live = probeAllocation(command, *line);
+    if (!live) {
+        status = 1;
+        return std::nullopt;
+    }
+    return FileAndProbes{*line, std::move(recorded.value()), std::move(*live)};
+}
+
 } // namespace
 
 int makeProfile(const std::vector<std::string> &args) {
@@ -94,34 +121,22 @@ int makeProfile(const std::vector<std::string> &args) {
 
 int updateProfile(const std::vector<std::string> &args) {
     int status = 0;
-    const auto line = parse("update", args, status);
-    if (!line)
+    const auto start = readAndProbe("update", args, status);
+    if (!start)
         return status;
-    const auto recorded = topology::readProfileFile(*line->file);
-    if (!recorded)
-        return commandError("update", recorded.error());
-    const auto nodes = probeAllocation("update", *line);
-    if (!nodes)
-        return 1;
-    const Profile merged = topology::mergedProfile(*recorded, *nodes);
-    return writeOut("update", *line->file, merged,
-                    nodeCount(nodes->size()) + " profiled again, " +
-                        nodeCount(merged.nodes.size() - nodes->size()) + " left as they were");
+    const Profile merged = topology::mergedProfile(start->recorded, start->live);
+    return writeOut("update", *start->line.file, merged,
+                    nodeCount(start->live.size()) + " profiled again, " +
+                        nodeCount(merged.nodes.size() - start->live.size()) + " left as they were");
 }
 
 int checkProfile(const std::vector<std::string> &args) {
     int status = 0;
-    const auto line = parse("check", args, status);
-    if (!line)
+    const auto start = readAndProbe("check", args, status);
+    if (!start)
         return status;
-    const auto recorded = topology::readProfileFile(*line->file);
-    if (!recorded)
-        return commandError("check", recorded.error());
-    const auto nodes = probeAllocation("check", *line);
-    if (!nodes)
-        return 1;
     const CheckReport report =
-        checkReport(escaped(*line->file, kShownPathBytes), *recorded, *nodes);
+        checkReport(escaped(*start->line.file, kShownPathBytes), start->recorded, start->live);
     std::cout << report.text;
     return report.stale ? kExitStale : 0;
 }
