@@ -236,7 +236,9 @@ Expected<NodeProfile> probeNode(const ProbeOptions &options) {
     if (auto error = take(addresses, interfaceAddresses(tree)))
         return *error;
     for (const std::string &name : names) {
-        if (name == "lo")
+        // Not interfaces: lo, and files beside them (the bonding driver's
+        // bonding_masters).
+        if (name == "lo" || !tree.isDirectory("/sys/class/net/" + name))
             continue;
         NetworkInterface interface;
         if (auto error = take(interface, probeInterface(tree, name)))

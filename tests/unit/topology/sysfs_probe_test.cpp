@@ -164,6 +164,14 @@ TEST_F(BrokenTree, ABadAddressLineIsNamed) {
                                              "'<interface> <IPv4 address>/<prefix length>'");
 }
 
+TEST_F(BrokenTree, AFileBesideTheInterfacesIsNoInterface) {
+    write(root_.string() + "/sys/class/net/bonding_masters", "bond0\n");
+    const auto node = probeFixture(root_.string(), "n1");
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    ASSERT_EQ(node->interfaces.size(), 1u);
+    EXPECT_EQ(node->interfaces[0].name, "eth0");
+}
+
 TEST_F(BrokenTree, NoInterfacesIsAnError) {
     fs::remove_all(root_ / "sys/class/net");
     EXPECT_EQ(probeError(), root_.string() + "/sys/class/net: no network interfaces there");
