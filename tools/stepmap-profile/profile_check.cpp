@@ -1,6 +1,6 @@
 #include "profile_check.hpp"
 
-#include <algorithm>
+#include <map>
 
 #include "profile/profile_diff.hpp"
 
@@ -13,15 +13,17 @@ CheckReport checkReport(const std::string &shownFile, const topology::Profile &r
     CheckReport report;
     std::size_t staleNodes = 0;
     const std::string prefix = "profile " + shownFile + ": ";
+    std::map<std::string, const NodeProfile *> entryOf;
+    for (const NodeProfile &node : recorded.nodes)
+        entryOf.emplace(node.name, &node);
     for (const NodeProfile &node : live) {
-        const auto entry = std::find_if(recorded.nodes.begin(), recorded.nodes.end(),
-                                        [&](const NodeProfile &n) { return n.name == node.name; });
-        if (entry == recorded.nodes.end()) {
+        const auto entry = entryOf.find(node.name);
+        if (entry == entryOf.end()) {
             report.text += prefix + "node " + node.name + ": not in the file\n";
             ++staleNodes;
             continue;
         }
-        const auto differences = topology::profileDifferences(*entry, node);
+        const auto differences = topology::profileDifferences(*entry->second, node);
         for (const topology::ProfileDifference &difference : differences) {
             report.text += prefix + "node " + node.name + ": " +
                            (difference.stale ? "" : "note: ") + difference.text + "\n";

@@ -1,7 +1,7 @@
 #include "slurm_allocation.hpp"
 
-#include <algorithm>
 #include <cstdlib>
+#include <set>
 
 #include "base/quote.hpp"
 #include "hosts/hostlist.hpp"
@@ -14,10 +14,10 @@ Expected<ProbeTargets> probeTargets(const std::optional<std::string> &nodesOptio
         return UserError{"not inside a Slurm allocation (no SLURM_JOB_ID); run it under salloc or "
                          "sbatch"};
     ProbeTargets targets{jobId, {}, {}};
-    const char *allocated = std::getenv("SLURM_JOB_NODELIST");
-    if (allocated == nullptr || *allocated == '\0')
+    const char *nodeListVariable = std::getenv("SLURM_JOB_NODELIST");
+    if (nodeListVariable == nullptr || *nodeListVariable == '\0')
         return UserError{"SLURM_JOB_NODELIST is not set in job " + targets.jobId};
-    auto allocation = expandHostlist(allocated);
+    auto allocation = expandHostlist(nodeListVariable);
     if (!allocation)
         return UserError{"SLURM_JOB_NODELIST: " + allocation.error().message};
     if (!nodesOption) {
@@ -28,16 +28,18 @@ Expected<ProbeTargets> probeTargets(const std::optional<std::string> &nodesOptio
     auto wanted = expandHostlist(*nodesOption);
     if (!wanted)
         return UserError{"--nodes: " + wanted.error().message};
+    const std::set<std::string> allocated(allocation->begin(), allocation->end());
+    const std::set<std::string> wantedSet(wanted->begin(), wanted->end());
     for (const std::string &node : *wanted) {
-        if (std::find(allocation->begin(), allocation->end(), node) == allocation->end()) {
+        if (allocated.count(node) == 0) {
             return UserError{"--nodes " + quoted(*nodesOption) + ": " + node + " is not in job " +
-                             escaped(targets.jobId) + " (" + escaped(allocated) + ")"};
+                             escaped(targets.jobId) + " (" + escaped(nodeListVariable) + ")"};
         }
     }
     // In the allocation's order, each once.
+    std::set<std::string> taken;
     for (const std::string &node : *allocation) {
-        if (std::find(wanted->begin(), wanted->end(), node) != wanted->end() &&
-            std::find(targets.nodes.begin(), targets.nodes.end(), node) == targets.nodes.end())
+        if (wantedSet.count(node) != 0 && taken.insert(node).second)
             targets.nodes.push_back(node);
     }
     if (targets.nodes.empty())

@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
@@ -122,6 +123,7 @@ Expected<std::vector<NodeProfile>> collectProbes(std::string_view output,
     const auto tasks = splitLabeledOutput(output);
     if (!tasks)
         return tasks.error();
+    const std::set<std::string> wanted(targets.nodes.begin(), targets.nodes.end());
     std::map<std::string, NodeProfile> byName;
     for (const auto &[task, text] : *tasks) {
         const std::string source = "srun task " + std::to_string(task);
@@ -132,7 +134,7 @@ Expected<std::vector<NodeProfile>> collectProbes(std::string_view output,
             return UserError{source + ": printed " + std::to_string(profile->nodes.size()) +
                              " nodes, not one"};
         NodeProfile &node = profile->nodes[0];
-        if (std::find(targets.nodes.begin(), targets.nodes.end(), node.name) == targets.nodes.end())
+        if (wanted.count(node.name) == 0)
             return UserError{source + ": probed node " + quoted(node.name) + ", not one of " +
                              escaped(targets.nodeList)};
         if (byName.count(node.name) != 0)
