@@ -152,6 +152,18 @@ TEST_F(BrokenTree, AnAbsoluteLinkStaysInsideTheRoot) {
     EXPECT_EQ(node->interfaces.at(0).numaNode, 0);
 }
 
+TEST_F(BrokenTree, AVirtioInterfaceHasThePciFunctionAboveIt) {
+    // virtio-net: net/eth0/device is the virtio node under the PCI function.
+    const std::string virtio = root_.string() + "/sys/devices/pci0000:00/0000:00:03.0/virtio2";
+    fs::create_directory(virtio);
+    fs::remove(eth0() + "/device");
+    fs::create_symlink("../../../0000:00:03.0/virtio2", eth0() + "/device");
+    const auto node = probeFixture(root_.string(), "n1");
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    EXPECT_EQ(node->interfaces.at(0).pciAddress, "0000:00:03.0");
+    EXPECT_EQ(node->interfaces.at(0).numaNode, 0);
+}
+
 TEST_F(BrokenTree, ALinkLoopIsRefused) {
     fs::remove(eth0() + "/device");
     fs::create_symlink("device", eth0() + "/device");
