@@ -1,35 +1,33 @@
 // stepmap-profile: the interconnect profile on the command line (issue 12).
-//   probe [--root DIR] [--name NODE]   this node's profile as YAML
+//   probe [--root DIR] [--name NODE | --name-from-slurmd]
+//                                      this node's profile as YAML
 //   report FILE                        a profile file as tables
-// Exit status: 0 done, 1 the input was wrong (message on stderr), 2 usage.
+//   make -o FILE [--nodes LIST]        profile the allocation's nodes
+//   update FILE [--nodes LIST]         profile them again into FILE
+//   check FILE [--nodes LIST]          compare FILE with them
+// Exit status: 0 done, 1 the input was wrong (message on stderr), 2 usage,
+// 3 check found stale entries.
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
+#include <cstdlib>
 #include <iostream>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/quote.hpp"
-#include "profile/profile_yaml.hpp"
 #include "interface_numa.hpp"
-#include "profile/sysfs_probe.hpp"
+#include "profile/profile_yaml.hpp"
+#include "profile_commands.hpp"
 #include "profile_report.hpp"
+#include "profile_usage.hpp"
 
 namespace {
 
 using namespace stepmap;
-
-constexpr const char *kUsage = "usage: stepmap-profile probe [--root DIR] [--name NODE]\n"
-                               "       stepmap-profile report FILE\n";
-
-int usageError(const std::string &message) {
-    std::cerr << "stepmap-profile: " << message << "\n" << kUsage;
-    return 2;
-}
+using tools::usageError;
 
 int userError(const UserError &error) {
     std::cerr << "stepmap-profile: " << error.message << "\n";
@@ -45,16 +43,38 @@ std::string shortHostName() {
     return full.substr(0, full.find('.'));
 }
 
+// --name-from-slurmd: the name slurmd gives this node, which srun puts in
+// every task's environment (several slurmd on one host each have their own,
+// so the host name will not do). Errors then name the node, because under
+// srun they reach the user mixed with other nodes' messages.
 int probe(const std::vector<std::string> &args) {
     topology::ProbeOptions options;
-    for (std::size_t i = 0; i < args.size(); i += 2) {
+    bool fromSlurmd = false;
+    for (std::size_t i = 0; i < args.size();) {
+        if (args[i] == "--name-from-slurmd" && !fromSlurmd) {
+            fromSlurmd = true;
+            ++i;
+            continue;
+        }
         if (i + 1 >= args.size() || (args[i] != "--root" && args[i] != "--name"))
             return usageError("probe: unexpected " + quoted(args[i]));
         (args[i] == "--root" ? options.root : options.nodeName) = args[i + 1];
+        i += 2;
     }
-    if (options.nodeName.empty())
+    if (fromSlurmd && !options.nodeName.empty())
+        return usageError("probe: --name and --name-from-slurmd exclude each other");
+    if (fromSlurmd) {
+        const char *name = std::getenv("SLURMD_NODENAME");
+        if (name == nullptr || *name == '\0')
+            return userError({"--name-from-slurmd: SLURMD_NODENAME is not set (run it through "
+                              "srun)"});
+        options.nodeName = name;
+    } else if (options.nodeName.empty()) {
         options.nodeName = shortHostName();
+    }
     const auto node = topology::probeNodeWithHwloc(options);
+    if (!node && fromSlurmd)
+        return userError({"node " + escaped(options.nodeName) + ": " + node.error().message});
     if (!node)
         return userError(node.error());
     std::cout << topology::writeProfileYaml({topology::kProfileFormatVersion, {*node}});
@@ -81,8 +101,14 @@ int main(int argc, char **argv) {
             return probe(args);
         if (command == "report")
             return report(args);
+        if (command == "make")
+            return tools::makeProfile(args);
+        if (command == "update")
+            return tools::updateProfile(args);
+        if (command == "check")
+            return tools::checkProfile(args);
         if (command == "--help" || command == "-h") {
-            std::cout << kUsage;
+            std::cout << tools::kUsage;
             return 0;
         }
         return usageError(command.empty() ? "no command" : "unknown command " + quoted(command));

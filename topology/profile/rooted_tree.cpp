@@ -101,6 +101,12 @@ bool RootedTree::exists(std::string_view path) const {
     return resolved.ok() && fs::exists(root_ + *resolved, error);
 }
 
+bool RootedTree::isDirectory(std::string_view path) const {
+    const auto resolved = resolve(path);
+    std::error_code error;
+    return resolved.ok() && fs::is_directory(root_ + *resolved, error);
+}
+
 Expected<std::optional<std::string>> RootedTree::readIfPresent(std::string_view path) const {
     const auto resolved = resolve(path);
     if (!resolved)

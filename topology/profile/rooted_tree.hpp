@@ -24,6 +24,7 @@ public:
     Expected<std::string> resolve(std::string_view path) const;
 
     bool exists(std::string_view path) const;
+    bool isDirectory(std::string_view path) const;
 
     // The file's text without its trailing newline; an error names the file.
     Expected<std::string> read(std::string_view path) const;

@@ -87,6 +87,8 @@ template <class T, class U> std::optional<UserError> take(T &target, Expected<U>
 }
 
 // The PCI address and NUMA node of the interface's device, when it has one.
+// A virtio-net interface's device is a virtio node ("virtio2") with the PCI
+// function as its parent: the parent gives both then.
 Expected<bool> probeDevice(const RootedTree &tree, const std::string &dir,
                            NetworkInterface &interface) {
     const auto device = tree.resolve(dir + "/device");
@@ -94,16 +96,22 @@ Expected<bool> probeDevice(const RootedTree &tree, const std::string &dir,
         return device.error();
     if (!tree.exists(*device))
         return false; // a virtual interface
+    std::string pciDevice = *device;
     const std::string base = device->substr(device->rfind('/') + 1);
-    if (isPciAddress(base))
-        interface.pciAddress = base;
-    const auto numa = tree.readIfPresent(dir + "/device/numa_node");
+    const std::string parent = device->substr(0, device->rfind('/'));
+    if (!isPciAddress(base) && base.starts_with("virtio") &&
+        isPciAddress(parent.substr(parent.rfind('/') + 1)))
+        pciDevice = parent;
+    const std::string pciBase = pciDevice.substr(pciDevice.rfind('/') + 1);
+    if (isPciAddress(pciBase))
+        interface.pciAddress = pciBase;
+    const auto numa = tree.readIfPresent(pciDevice + "/numa_node");
     if (!numa)
         return numa.error();
     if (*numa && **numa != "-1") {
         const auto node = detail::parseUnsigned(**numa, 1 << 16);
         if (!node)
-            return FieldReader(tree).bad(dir + "/device/numa_node", **numa, "a NUMA node");
+            return FieldReader(tree).bad(pciDevice + "/numa_node", **numa, "a NUMA node");
         interface.numaNode = static_cast<int>(*node);
     }
     return true;
@@ -236,7 +244,9 @@ Expected<NodeProfile> probeNode(const ProbeOptions &options) {
     if (auto error = take(addresses, interfaceAddresses(tree)))
         return *error;
     for (const std::string &name : names) {
-        if (name == "lo")
+        // Not interfaces: lo, and files beside them (the bonding driver's
+        // bonding_masters).
+        if (name == "lo" || !tree.isDirectory("/sys/class/net/" + name))
             continue;
         NetworkInterface interface;
         if (auto error = take(interface, probeInterface(tree, name)))

@@ -4,7 +4,8 @@
 // that tests can hand it a fixture tree (tests/fixtures/sysfs/).
 //
 // Read: /sys/class/net/<if>/{ifindex,flags,mtu,speed,operstate,address,
-// device,device/numa_node} for every interface but `lo`; IPv6 addresses from
+// device,device/numa_node} for every interface but `lo` (a virtio-net
+// device's PCI address and numa_node are its parent's); IPv6 addresses from
 // /proc/net/if_inet6; RDMA devices from /sys/class/infiniband/<dev>/
 // {node_guid,ports/<n>/{state,phys_state,link_layer,rate,lid,gids/<i>}}.
 // IPv4 addresses have no small text file in procfs: with the root "/" they

@@ -3,7 +3,7 @@
 
 #include "profile/profile_merge.hpp"
 
-#include <sys/stat.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <string>
@@ -70,11 +70,9 @@ TEST(ProfileMerge, ANodeProbedAgainUnchangedGivesTheSameFile) {
 class ProfileFile : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("stepmap-profile-file-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directory(dir_);
+        std::string name = (fs::temp_directory_path() / "stepmap-profile-file-XXXXXX").string();
+        ASSERT_NE(mkdtemp(name.data()), nullptr);
+        dir_ = name;
     }
     void TearDown() override { fs::remove_all(dir_); }
 

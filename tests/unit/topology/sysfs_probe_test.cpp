@@ -84,6 +84,17 @@ protected:
         std::ofstream(path) << text;
     }
 
+    // With eth0's device link pointing at `target`, the probe still finds
+    // the fixture's PCI function 0000:00:03.0 and its NUMA node 0.
+    void expectPciFunctionThrough(const std::string &target) const {
+        fs::remove(eth0() + "/device");
+        fs::create_symlink(target, eth0() + "/device");
+        const auto node = probeFixture(root_.string(), "n1");
+        ASSERT_TRUE(node.ok()) << node.error().message;
+        EXPECT_EQ(node->interfaces.at(0).pciAddress, "0000:00:03.0");
+        EXPECT_EQ(node->interfaces.at(0).numaNode, 0);
+    }
+
     std::string probeError() const {
         const auto node = probeFixture(root_.string(), "n1");
         EXPECT_FALSE(node.ok());
@@ -144,12 +155,13 @@ TEST_F(BrokenTree, ALinkAboveTheRootIsRefused) {
 
 TEST_F(BrokenTree, AnAbsoluteLinkStaysInsideTheRoot) {
     // "/sys/devices/..." inside a fixture means the fixture's own sys.
-    fs::remove(eth0() + "/device");
-    fs::create_symlink("/sys/devices/pci0000:00/0000:00:03.0", eth0() + "/device");
-    const auto node = probeFixture(root_.string(), "n1");
-    ASSERT_TRUE(node.ok()) << node.error().message;
-    EXPECT_EQ(node->interfaces.at(0).pciAddress, "0000:00:03.0");
-    EXPECT_EQ(node->interfaces.at(0).numaNode, 0);
+    expectPciFunctionThrough("/sys/devices/pci0000:00/0000:00:03.0");
+}
+
+TEST_F(BrokenTree, AVirtioInterfaceHasThePciFunctionAboveIt) {
+    // virtio-net: net/eth0/device is the virtio node under the PCI function.
+    fs::create_directory(root_.string() + "/sys/devices/pci0000:00/0000:00:03.0/virtio2");
+    expectPciFunctionThrough("../../../0000:00:03.0/virtio2");
 }
 
 TEST_F(BrokenTree, ALinkLoopIsRefused) {
@@ -162,6 +174,14 @@ TEST_F(BrokenTree, ABadAddressLineIsNamed) {
     write(root_.string() + "/ipv4_addresses", "eth0 10.0.0.5\n");
     EXPECT_EQ(probeError(), root_.string() + "/ipv4_addresses: 'eth0 10.0.0.5' is not "
                                              "'<interface> <IPv4 address>/<prefix length>'");
+}
+
+TEST_F(BrokenTree, AFileBesideTheInterfacesIsNoInterface) {
+    write(root_.string() + "/sys/class/net/bonding_masters", "bond0\n");
+    const auto node = probeFixture(root_.string(), "n1");
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    ASSERT_EQ(node->interfaces.size(), 1u);
+    EXPECT_EQ(node->interfaces[0].name, "eth0");
 }
 
 TEST_F(BrokenTree, NoInterfacesIsAnError) {
