@@ -26,6 +26,12 @@ struct ServedProfile {
     // bytes, each registered as a PMIX_BYTE_OBJECT in the rank's
     // PMIX_PROC_DATA. Ranks outside the step are ignored.
     std::map<std::uint32_t, std::vector<std::pair<std::string, std::string>>> rankData;
+    // Whether nodes get PMIX_FABRIC_DEVICES besides the stepmap.* keys. PMIx
+    // holds each key of a nested array in a 544-byte pmix_info_t while it
+    // registers and while each client unpacks its job data: the devices
+    // cost every server and client several times what the stepmap.* keys
+    // alone do (tests/bench/served_profile_bench).
+    bool fabricDevices = true;
 };
 
 // The stepmap keys of a served node (docs/profile-keys.md), all PMIX_STRING.

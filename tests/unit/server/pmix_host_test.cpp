@@ -691,7 +691,7 @@ TEST_F(PmixHostTest, AnotherNodesProfileIsReadWithoutAnyExchange) {
     EXPECT_EQ(at(std::string("node:n3/") + PMIX_FABRIC_DEVICES),
               "{pmix.fabdev={pmix.fabdev.nm=eth0;pmix.fabdev.type=Ethernet;"
               "pmix.fabdev.addr=52:54:00:12:34:56;pmix.fabdev.mtu=9000;"
-              "pmix.fabdev.speed=25000000000;pmix.fabdev.state=up;pmix.fabdev.btyp=PCI;"
+              "pmix.fabdev.speed=25000000000;pmix.fabdev.state=up;"
               "pmix.fabdev.pcidevid=0000:3b:00:00};"
               "pmix.fabdev={pmix.fabdev.nm=mlx5_0;pmix.fabdev.type=InfiniBand;"
               "pmix.fabdev.addr=0002:c903:00f1:e9c0;pmix.fabdev.speed=100000000000;"
