@@ -27,7 +27,7 @@ struct ServedProfile {
     // PMIX_PROC_DATA. Ranks outside the step are ignored.
     std::map<std::uint32_t, std::vector<std::pair<std::string, std::string>>> rankData;
     // Whether nodes get PMIX_FABRIC_DEVICES besides the stepmap.* keys. PMIx
-    // holds each key of a nested array in a 544-byte pmix_info_t while it
+    // holds each key of a nested array in a 552-byte pmix_info_t while it
     // registers and while each client unpacks its job data: the devices
     // cost every server and client several times what the stepmap.* keys
     // alone do (tests/bench/served_profile_bench).
