@@ -16,6 +16,7 @@
 
 #include "loop_inbox.hpp"
 #include "pmix_host.hpp"
+#include "profiled_node.hpp"
 #include "step_config.hpp"
 #include "step_topology.hpp"
 
@@ -80,36 +81,12 @@ LaunchPlan stepPlan(std::uint32_t nodes) {
 }
 
 topology::NodeProfile profiledNode(std::uint32_t n) {
-    topology::NodeProfile node;
-    node.name = "node" + std::to_string(n);
-    node.profiledAt = "2026-11-24T00:30:53Z";
-    node.method = "sysfs";
-    node.digest = "sha256:" + std::string(64, 'a');
-    const std::string octet = std::to_string(n % 250 + 1);
-    for (int i = 0; i < 2; ++i) {
-        topology::NetworkInterface eth;
-        eth.name = "eth" + std::to_string(i);
-        eth.addresses = {{"10." + std::to_string(i) + ".0." + octet, 16},
-                         {"fe80::5054:ff:fe12:34" + std::to_string(50 + i), 64}};
-        eth.mtu = 9000;
-        eth.speedMbps = 100000;
-        eth.operstate = "up";
-        eth.mac = "52:54:00:12:34:5" + std::to_string(i);
-        eth.pciAddress = "0000:3b:00." + std::to_string(i);
-        eth.numaNode = i;
-        eth.ifindex = static_cast<std::uint32_t>(2 + i);
-        node.interfaces.push_back(eth);
-    }
-    topology::RdmaDevice mlx{"mlx5_0", "0002:c903:00f1:e9c0", {}};
-    mlx.ports.push_back({1,
-                         "ACTIVE",
-                         "LinkUp",
-                         "InfiniBand",
-                         "100 Gb/sec (4X EDR)",
-                         7,
-                         {{0, "fe80:0000:0000:0000:0002:c903:00f1:e9c1"}}});
-    node.rdmaDevices.push_back(mlx);
-    return node;
+    const std::string host = std::to_string(n % 250 + 1);
+    std::vector<topology::NetworkInterface> interfaces;
+    for (int i = 0; i < 2; ++i)
+        interfaces.push_back(test::pciEthernet(i, {{"10." + std::to_string(i) + ".0." + host, 16},
+                                                   {"fe80::5" + std::to_string(i), 64}}));
+    return test::profiledNode("node" + std::to_string(n), 'a', interfaces, {test::edrDevice()});
 }
 
 // Rank 0's client: joins, reads the last node's interfaces (its answer in
