@@ -204,8 +204,6 @@ Expected<bool> PmixHost::start() {
 
 namespace {
 
-using RankKeys = std::map<std::uint32_t, std::vector<std::pair<std::string, std::string>>>;
-
 // "a,b,c" of a list of ranks.
 std::string rankList(const std::vector<std::uint32_t> &ranks) {
     std::string text;
@@ -347,6 +345,7 @@ Expected<bool> PmixHost::registerNamespace() {
     addJobInfo(job, config_, local);
     addServedNodes(job, config_.plan, profile_);
     addProcInfo(job, config_, local, topology_, stepCpuset_, profile_.rankData);
+
     pmix_data_array_t arr;
     job.convert(arr);
     pmix_nspace_t ns;

@@ -17,6 +17,9 @@
 
 namespace stepmap::server {
 
+// Per rank: key and bytes.
+using RankKeys = std::map<std::uint32_t, std::vector<std::pair<std::string, std::string>>>;
+
 struct ServedProfile {
     // By plan node index; nullopt: no entry, or the entry is withheld
     // (stale). Entries past the plan's nodes are ignored.
@@ -25,7 +28,13 @@ struct ServedProfile {
     // launch's pre-computed "btl.tcp.4.1" / "btl.tcp.5.0" records): key and
     // bytes, each registered as a PMIX_BYTE_OBJECT in the rank's
     // PMIX_PROC_DATA. Ranks outside the step are ignored.
-    std::map<std::uint32_t, std::vector<std::pair<std::string, std::string>>> rankData;
+    RankKeys rankData;
+    // Whether nodes get PMIX_FABRIC_DEVICES besides the stepmap.* keys. PMIx
+    // holds each key of a nested array in a 552-byte pmix_info_t while it
+    // registers and while each client unpacks its job data: the devices
+    // cost every server and client several times what the stepmap.* keys
+    // alone do (tests/bench/served_profile_bench).
+    bool fabricDevices = true;
 };
 
 // The stepmap keys of a served node (docs/profile-keys.md), all PMIX_STRING.

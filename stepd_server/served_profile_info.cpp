@@ -50,10 +50,8 @@ void addInterfaceDevice(InfoList &devices, const topology::NetworkInterface &i) 
         dev.addSize(PMIX_FABRIC_DEVICE_SPEED, static_cast<std::size_t>(*i.speedMbps * 1000000));
     const pmix_link_state_t state = interfaceState(i.operstate);
     dev.add(PMIX_FABRIC_DEVICE_STATE, &state, PMIX_LINK_STATE);
-    if (i.pciAddress) {
-        dev.addString(PMIX_FABRIC_DEVICE_BUS_TYPE, "PCI");
+    if (i.pciAddress)
         dev.addString(PMIX_FABRIC_DEVICE_PCI_DEVID, pciDeviceId(*i.pciAddress));
-    }
     devices.addList(PMIX_FABRIC_DEVICE, dev);
 }
 
@@ -73,18 +71,24 @@ void addRdmaDevice(InfoList &devices, const topology::RdmaDevice &d) {
     devices.addList(PMIX_FABRIC_DEVICE, dev);
 }
 
-void addNode(InfoList &job, const std::string &name, std::uint32_t id,
-             const topology::NodeProfile &entry) {
-    InfoList node;
-    node.addString(PMIX_HOSTNAME, name);
-    node.addU32(PMIX_NODEID, id);
+void addFabricDevices(InfoList &node, const topology::NodeProfile &entry) {
+    if (entry.interfaces.empty() && entry.rdmaDevices.empty())
+        return;
     InfoList devices;
     for (const auto &i : entry.interfaces)
         addInterfaceDevice(devices, i);
     for (const auto &d : entry.rdmaDevices)
         addRdmaDevice(devices, d);
-    if (!entry.interfaces.empty() || !entry.rdmaDevices.empty())
-        node.addList(PMIX_FABRIC_DEVICES, devices);
+    node.addList(PMIX_FABRIC_DEVICES, devices);
+}
+
+void addNode(InfoList &job, const std::string &name, std::uint32_t id,
+             const topology::NodeProfile &entry, bool fabricDevices) {
+    InfoList node;
+    node.addString(PMIX_HOSTNAME, name);
+    node.addU32(PMIX_NODEID, id);
+    if (fabricDevices)
+        addFabricDevices(node, entry);
     node.addString(kProfileDigestKey, entry.digest);
     node.addString(kProfileTimeKey, entry.profiledAt);
     node.addString(kNetInterfacesKey, interfacesText(entry));
@@ -98,7 +102,8 @@ void addServedNodes(InfoList &job, const LaunchPlan &plan, const ServedProfile &
     const std::size_t n = std::min(plan.nodes.size(), profile.nodes.size());
     for (std::size_t i = 0; i < n; ++i)
         if (profile.nodes[i])
-            addNode(job, plan.nodes[i].name, static_cast<std::uint32_t>(i), *profile.nodes[i]);
+            addNode(job, plan.nodes[i].name, static_cast<std::uint32_t>(i), *profile.nodes[i],
+                    profile.fabricDevices);
 }
 
 void addRankKeys(InfoList &proc, const std::vector<std::pair<std::string, std::string>> &keys) {

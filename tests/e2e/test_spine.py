@@ -58,6 +58,11 @@ class SpineTest(cluster.StepTestCase):
         # Open MPI 4.1: the modex, the end of MPI_Init, MPI_Finalize.
         self.assertRegex(r.stderr, r"fence 3: last node in \+[0-9.]+ \(n\d\), then done in")
         self.assertIn("teardown: from the last fence to the server's stop", r.stderr)
+        # The step's exchange: Open MPI 4.1's default modex, one collecting
+        # fence, two barriers, no direct modex.
+        self.assertRegex(r.stderr, r"stepmap:   exchange \(4 of 4 node servers reported; [^)]*\): "
+                         r"1 data fence \([1-9][0-9]* bytes\), 2 barriers, 0 direct modex "
+                         r"\(0 local, 0 remote\), 0 answered for other nodes; network: ")
 
     def test_direct_modex_without_fence_data(self):
         # Async modex: no data in fences; peers' data fetched on demand from
@@ -67,6 +72,10 @@ class SpineTest(cluster.StepTestCase):
                             "OMPI_MCA_pmix_base_collect_data": "0"})
         self.assertRanksOn(r, ["n1", "n2", "n3", "n4", "n1", "n2"])
         self.assertGreater(self.served(r)["asked"], 0)
+        # Each server counted no data fence and the two barriers.
+        nspace = next(iter(hello_ranks(r.stdout).values()))[2]
+        for text in cluster.server_logs(nspace).values():
+            self.assertIn("exchange: 0 data fences (0 bytes), 2 barriers, ", text)
 
     def test_default_np_is_sum_of_slots(self):
         r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "--map-by", "slot", MPI_HELLO])

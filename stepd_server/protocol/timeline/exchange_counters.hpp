@@ -1,11 +1,11 @@
 #pragma once
 
-// How much a step exchanged between its nodes at run time (issue 12's
-// counters): counted by each node server, logged as it leaves and sent to
-// srun's hub (an Exchange frame), where srun -v prints the step's totals.
-// A pre-profiled, modex-less launch should show 0 data fences and 0 direct
-// modex.
+// What a step exchanged between its nodes at run time: counted by each
+// node server, logged as it leaves and sent to srun's hub (an Exchange
+// frame); srun -v prints the step's totals. (A modex-less launch shows 0
+// data fences and 0 direct modex.)
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -16,21 +16,18 @@ namespace stepmap::timeline {
 struct ExchangeCounters {
     // Fences of this node's clients that reached the node servers (PMIx calls
     // the host once per node and fence): collecting data, or not (barriers).
-    std::uint32_t dataFences = 0;
-    std::uint32_t barriers = 0;
+    std::uint32_t dataFences = 0, barriers = 0;
     // The data the collecting fences handed back here (every node's).
     std::uint64_t fenceBytes = 0;
     // Direct-modex requests of this node's clients (PMIx's store missed):
     // for a rank of this node, or of another node (asked over the hub).
-    std::uint32_t modexLocal = 0;
-    std::uint32_t modexRemote = 0;
+    std::uint32_t modexLocal = 0, modexRemote = 0;
     // Other nodes' direct-modex requests this node answered.
     std::uint32_t modexAnswered = 0;
     // Over the network, by this node: its fence contributions and the
     // direct-modex replies it sent; the fence results and direct-modex
     // replies it received (not what it relays for its fence-tree children).
-    std::uint64_t bytesSent = 0;
-    std::uint64_t bytesReceived = 0;
+    std::uint64_t bytesSent = 0, bytesReceived = 0;
 
     // Field by field, saturating.
     ExchangeCounters &operator+=(const ExchangeCounters &other);

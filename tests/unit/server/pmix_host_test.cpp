@@ -17,6 +17,7 @@
 #include "pmix_host.hpp"
 
 #include "captured_stderr.hpp"
+#include "profiled_node.hpp"
 #include "served_profile.hpp"
 #include "step_config.hpp"
 #include "step_topology.hpp"
@@ -222,34 +223,9 @@ LaunchPlan stepPlan() {
 // (this node) and n3, none for n1; rank keys for rank 0 (n1) and rank 2
 // (here).
 topology::NodeProfile profiledNode(const std::string &name, const std::string &address) {
-    topology::NodeProfile node;
-    node.name = name;
-    node.profiledAt = "2026-11-24T00:30:53Z";
-    node.method = "sysfs";
-    node.digest = "sha256:" + std::string(64, name == "n3" ? '3' : '2');
-    topology::NetworkInterface eth;
-    eth.name = "eth0";
-    eth.addresses = {{address, 24}, {"fe80::1", 64}};
-    eth.mtu = 9000;
-    eth.speedMbps = 25000;
-    eth.operstate = "up";
-    eth.mac = "52:54:00:12:34:56";
-    eth.pciAddress = "0000:3b:00.0";
-    eth.numaNode = 0;
-    eth.ifindex = 2;
-    node.interfaces.push_back(eth);
-    topology::RdmaDevice mlx;
-    mlx.name = "mlx5_0";
-    mlx.nodeGuid = "0002:c903:00f1:e9c0";
-    mlx.ports.push_back({1,
-                         "ACTIVE",
-                         "LinkUp",
-                         "InfiniBand",
-                         "100 Gb/sec (4X EDR)",
-                         7,
-                         {{0, "fe80:0000:0000:0000:0002:c903:00f1:e9c1"}}});
-    node.rdmaDevices.push_back(mlx);
-    return node;
+    return test::profiledNode(name, name.back(),
+                              {test::pciEthernet(0, {{address, 24}, {"fe80::1", 64}})},
+                              {test::edrDevice()});
 }
 
 // Open MPI 4.1's TCP record is binary; zero bytes must survive.
@@ -683,15 +659,15 @@ TEST_F(PmixHostTest, AnotherNodesProfileIsReadWithoutAnyExchange) {
     EXPECT_EQ(at(std::string("node:n3/") + kProfileDigestKey), "sha256:" + std::string(64, '3'));
     EXPECT_EQ(at(std::string("node:n3/") + kProfileTimeKey), "2026-11-24T00:30:53Z");
     EXPECT_EQ(at(std::string("node:n3/") + kNetInterfacesKey),
-              "eth0 ifindex=2 mtu=9000 mac=52:54:00:12:34:56 numa=0 "
+              "eth0 ifindex=2 mtu=9000 mac=52:54:00:12:34:50 numa=0 "
               "addresses=10.0.0.7/24,fe80::1/64");
     EXPECT_EQ(at(std::string("node:n3/") + kRdmaDevicesKey),
               "mlx5_0 guid=0002:c903:00f1:e9c0 port=1 layer=InfiniBand state=ACTIVE lid=7 "
               "gids=0:fe80:0000:0000:0000:0002:c903:00f1:e9c1 rate=100 Gb/sec (4X EDR)");
     EXPECT_EQ(at(std::string("node:n3/") + PMIX_FABRIC_DEVICES),
               "{pmix.fabdev={pmix.fabdev.nm=eth0;pmix.fabdev.type=Ethernet;"
-              "pmix.fabdev.addr=52:54:00:12:34:56;pmix.fabdev.mtu=9000;"
-              "pmix.fabdev.speed=25000000000;pmix.fabdev.state=up;pmix.fabdev.btyp=PCI;"
+              "pmix.fabdev.addr=52:54:00:12:34:50;pmix.fabdev.mtu=9000;"
+              "pmix.fabdev.speed=25000000000;pmix.fabdev.state=up;"
               "pmix.fabdev.pcidevid=0000:3b:00:00};"
               "pmix.fabdev={pmix.fabdev.nm=mlx5_0;pmix.fabdev.type=InfiniBand;"
               "pmix.fabdev.addr=0002:c903:00f1:e9c0;pmix.fabdev.speed=100000000000;"
@@ -699,7 +675,7 @@ TEST_F(PmixHostTest, AnotherNodesProfileIsReadWithoutAnyExchange) {
     // This node's own entry, by its name.
     EXPECT_EQ(at(std::string("node:n2/") + kProfileDigestKey), "sha256:" + std::string(64, '2'));
     EXPECT_EQ(at(std::string("node:n2/") + kNetInterfacesKey),
-              "eth0 ifindex=2 mtu=9000 mac=52:54:00:12:34:56 numa=0 "
+              "eth0 ifindex=2 mtu=9000 mac=52:54:00:12:34:50 numa=0 "
               "addresses=10.0.0.6/24,fe80::1/64");
     EXPECT_EQ(shared().fencesAfter, shared().fencesBefore);
     EXPECT_EQ(shared().modexAfter, shared().modexBefore);

@@ -4,6 +4,8 @@
 
 #include "profile_text.hpp"
 
+#include "profiled_node.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace stepmap;
@@ -39,15 +41,8 @@ TEST(ProfileText, OneLinePerInterfaceWithUnknownsAsDashes) {
 
 TEST(ProfileText, OneLinePerRdmaPortTheRateLast) {
     topology::NodeProfile node;
-    topology::RdmaDevice mlx{"mlx5_0", "0002:c903:00f1:e9c0", {}};
-    mlx.ports.push_back({1,
-                         "ACTIVE",
-                         "LinkUp",
-                         "InfiniBand",
-                         "100 Gb/sec (4X EDR)",
-                         7,
-                         {{0, "fe80:0000:0000:0000:0002:c903:00f1:e9c1"},
-                          {1, "fe80:0000:0000:0000:0002:c903:00f1:e9c2"}}});
+    topology::RdmaDevice mlx = test::edrDevice();
+    mlx.ports[0].gids.push_back({1, "fe80:0000:0000:0000:0002:c903:00f1:e9c2"});
     mlx.ports.push_back({2, "DOWN", "Disabled", "Ethernet", "10 Gb/sec (1X QDR)", 0, {}});
     node.rdmaDevices = {mlx, topology::RdmaDevice{"rxe0", "0000:0000:0000:0001", {}}};
     EXPECT_EQ(rdmaDevicesText(node),
