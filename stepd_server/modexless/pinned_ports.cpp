@@ -1,5 +1,6 @@
 #include "pinned_ports.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <charconv>
@@ -113,6 +114,46 @@ Expected<std::uint16_t> reservedPort(const std::vector<std::uint16_t> &ports,
                          std::to_string(localCount) +
                          " tasks here; ask for --resv-ports=" + std::to_string(localCount)};
     return ports[localIndex];
+}
+
+Expected<PortRange> parseLocalPortRange(std::string_view text) {
+    std::string_view rest = text;
+    while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' '))
+        rest.remove_suffix(1);
+    std::size_t gap = rest.find_first_of(" \t");
+    std::optional<PortRange> range;
+    if (gap != std::string_view::npos) {
+        std::string_view last = rest.substr(rest.find_first_not_of(" \t", gap));
+        auto first = parsePort(rest.substr(0, gap));
+        auto end = parsePort(last);
+        if (first && end && *first <= *end)
+            range = PortRange{*first, *end};
+    }
+    if (range)
+        return *range;
+    return UserError{"net.ipv4.ip_local_port_range '" + std::string(rest) +
+                     "': expected two ports, the first not above the second"};
+}
+
+std::optional<std::string> ephemeralOverlap(const PortRange &pinned, const PortRange &ephemeral,
+                                            std::string_view reservedText) {
+    std::vector<std::uint16_t> reserved;
+    while (!reservedText.empty() && (reservedText.back() == '\n' || reservedText.back() == ' '))
+        reservedText.remove_suffix(1);
+    if (auto parsed = parseReservedPorts(reservedText); parsed)
+        reserved = std::move(parsed).value();
+    std::uint32_t exposed = 0;
+    for (std::uint32_t p = std::max(pinned.first, ephemeral.first);
+         p <= std::min(pinned.last, ephemeral.last); ++p)
+        if (std::find(reserved.begin(), reserved.end(), p) == reserved.end())
+            ++exposed;
+    if (exposed == 0)
+        return std::nullopt;
+    return "the port range " + std::to_string(pinned.first) + "-" + std::to_string(pinned.last) +
+           " shares " + std::to_string(exposed) + " ports with the kernel's ephemeral ports " +
+           std::to_string(ephemeral.first) + "-" + std::to_string(ephemeral.last) +
+           " (net.ipv4.ip_local_port_range): any outgoing connection may take a rank's port; "
+           "choose a range outside it or add it to net.ipv4.ip_local_reserved_ports";
 }
 
 bool portIsFree(std::uint16_t port) {

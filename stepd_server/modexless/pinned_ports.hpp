@@ -7,6 +7,8 @@
 #include "base/expected.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +41,19 @@ Expected<std::vector<std::uint16_t>> parseReservedPorts(std::string_view text);
 // an error when the node runs more tasks than ports were reserved.
 Expected<std::uint16_t> reservedPort(const std::vector<std::uint16_t> &ports,
                                      std::uint32_t localIndex, std::uint32_t localCount);
+
+// The kernel's ephemeral ports, /proc/sys/net/ipv4/ip_local_port_range
+// ("32768\t60999\n").
+Expected<PortRange> parseLocalPortRange(std::string_view text);
+
+// A warning when pinned ports lie among the kernel's ephemeral ports (less
+// those in net.ipv4.ip_local_reserved_ports, `reservedText` as in
+// /proc/sys/net/ipv4/ip_local_reserved_ports, may be empty): any outgoing
+// connection, a rank's own PMIx connection included, may take such a port
+// before btl tcp binds it, and the rank then cannot listen (seen here).
+// Nothing when they do not overlap.
+std::optional<std::string> ephemeralOverlap(const PortRange &pinned, const PortRange &ephemeral,
+                                            std::string_view reservedText);
 
 // True when a TCP socket can bind the port on every IPv4 address (and on
 // every IPv6 address, where the kernel has IPv6) right now, as btl tcp will

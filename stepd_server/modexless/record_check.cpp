@@ -119,7 +119,7 @@ std::optional<std::string> tcpRecordDifference(OpenMpiLayout layout, std::string
     if (committed == expected)
         return std::nullopt;
     const std::size_t size = tcpEntrySize(layout);
-    if (committed.size() % size != 0)
+    if (committed.size() % size != 0 || expected.size() % size != 0)
         return "a record of " + std::to_string(committed.size()) + " bytes vs " +
                std::to_string(expected.size()) + ", not whole " + std::to_string(size) +
                "-byte entries";
@@ -132,12 +132,14 @@ std::optional<std::string> tcpRecordDifference(OpenMpiLayout layout, std::string
     std::sort(sortedB.begin(), sortedB.end());
     if (sortedA == sortedB)
         return "the same addresses in another order";
-    // A port differs in every entry: name it once.
     std::size_t i = 0;
     while (a[i] == b[i])
         ++i;
-    std::string text = joined(fieldDifferences(a[i], b[i]));
-    if (a.size() > 1 && !(a[i].port != b[i].port && fieldDifferences(a[i], b[i]).size() == 1))
+    const std::vector<std::string> fields = fieldDifferences(a[i], b[i]);
+    std::string text = joined(fields);
+    // A port alone differs in every entry: no entry to name.
+    const bool portOnly = fields.size() == 1 && a[i].port != b[i].port;
+    if (a.size() > 1 && !portOnly)
         text += " in entry " + std::to_string(i + 1);
     return text;
 }

@@ -77,3 +77,26 @@ TEST(PinnedPorts, PortIsFreeBindsLikeBtlTcp) {
     close(fd);
     EXPECT_TRUE(portIsFree(port));
 }
+
+TEST(PinnedPorts, ParsesTheKernelsEphemeralRange) {
+    EXPECT_EQ(*parseLocalPortRange("32768\t60999\n"), (PortRange{32768, 60999}));
+    EXPECT_EQ(*parseLocalPortRange("1024 65535"), (PortRange{1024, 65535}));
+    for (const char *bad : {"", "32768", "60999\t32768", "a\tb", "0\t10"})
+        EXPECT_EQ(parseLocalPortRange(bad).error().message,
+                  std::string("net.ipv4.ip_local_port_range '") + bad +
+                      "': expected two ports, the first not above the second")
+            << bad;
+}
+
+// Seen here: ranks pinned to 45000-45003 failed to bind now and then, a
+// port taken by some connection's ephemeral end; below 32768 never.
+TEST(PinnedPorts, WarnsWhenPinnedPortsAreEphemeral) {
+    const PortRange ephemeral{32768, 60999};
+    EXPECT_EQ(ephemeralOverlap({20000, 32767}, ephemeral, ""), std::nullopt);
+    EXPECT_EQ(ephemeralOverlap({40000, 40003}, ephemeral, "40000-40003\n"), std::nullopt);
+    EXPECT_EQ(ephemeralOverlap({32760, 32770}, ephemeral, "32770"),
+              "the port range 32760-32770 shares 2 ports with the kernel's ephemeral ports "
+              "32768-60999 (net.ipv4.ip_local_port_range): any outgoing connection may take a "
+              "rank's port; choose a range outside it or add it to "
+              "net.ipv4.ip_local_reserved_ports");
+}

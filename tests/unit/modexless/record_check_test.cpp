@@ -85,3 +85,9 @@ TEST(RecordCheck, LogLine) {
               "rank 3 published a TCP record that differs from the profile's: port 41003 vs "
               "40003; serving the real one");
 }
+
+TEST(RecordCheck, AnExpectedRecordOfNoWholeEntryIsNamedBySizeToo) {
+    std::string bytes = tcpRecord(OpenMpiLayout::v50, kTwo, 40000);
+    EXPECT_EQ(tcpRecordDifference(OpenMpiLayout::v50, bytes, bytes + "x"),
+              "a record of 64 bytes vs 65, not whole 32-byte entries");
+}
