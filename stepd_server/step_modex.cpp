@@ -15,6 +15,8 @@ namespace {
 using modex::ModexMode;
 using modexless::OpenMpiLayout;
 
+constexpr std::size_t kMaxNodesWithFabricDevices = 256;
+
 const std::vector<std::string> kAsyncEnvironment = {"OMPI_MCA_pmix_base_async_modex=1",
                                                     "OMPI_MCA_pmix_base_collect_data=0"};
 
@@ -161,6 +163,11 @@ OwnEntryCheck StepModex::checkOwnNode(const std::string &sysfsRoot,
 ServedProfile StepModex::served(const std::vector<std::uint32_t> &withheld) const {
     const std::set<std::uint32_t> out(withheld.begin(), withheld.end());
     ServedProfile served;
+    // PMIx 4.2.2 holds each nested key in a 552-byte info, in the server and
+    // in every client: the device arrays cost ~50 KiB per served node and
+    // client, the stepmap.* strings ~12 KiB (docs/profile-keys.md). Large
+    // steps get the strings only.
+    served.fabricDevices = entries_.size() <= kMaxNodesWithFabricDevices;
     served.nodes.resize(entries_.size());
     for (std::uint32_t n = 0; n < entries_.size(); ++n)
         if (entries_[n] && !out.count(n))
