@@ -157,6 +157,7 @@ Server::awaitProfileVerdict(const StepModex &modex, const topology::StepTopology
         uv_run(&loop, UV_RUN_ONCE);
     if (!verdict)
         return UserError{"the step ended before the nodes agreed on the interconnect profile"};
+    mark(timeline::Mark::ProfileAgreed);
     if (!verdict->empty())
         logLine("interconnect profile entries withheld for " + std::to_string(verdict->size()) +
                 " of the step's nodes");

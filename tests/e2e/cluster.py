@@ -79,13 +79,16 @@ def cluster_env():
     return _cluster_env if _cluster_env is not None else start_cluster()
 
 
-def run_as_user(argv, extra_env=None, timeout=120, cwd="/tmp"):
-    """Runs argv as the test user with the cluster's environment. Returns
-    the CompletedProcess (stdout and stderr as text)."""
+def run_as_user(argv, extra_env=None, timeout=120, cwd="/tmp", without=()):
+    """Runs argv as the test user with the cluster's environment, less the
+    variables named in `without`. Returns the CompletedProcess (stdout and
+    stderr as text)."""
     env = dict(cluster_env())
     env.update(OMPI_ENV)
     if extra_env:
         env.update(extra_env)
+    for name in without:
+        env.pop(name, None)
     cmd = ["runuser", "-u", TEST_USER, "--", "env"]
     cmd += [f"{k}={v}" for k, v in env.items()]
     cmd += list(argv)

@@ -34,7 +34,19 @@ std::string printable(std::string_view text, std::size_t limit) {
     return out;
 }
 
+// Open MPI's settings a node server may give a rank for its --modex (the
+// modex-less launch's pinned ports, asynchronous modex); nothing else
+// outside PMIx's own variables.
+constexpr std::string_view kModexVariables[] = {
+    "OMPI_MCA_pmix_base_async_modex", "OMPI_MCA_pmix_base_collect_data",
+    "OMPI_MCA_btl_tcp_port_min_v4",   "OMPI_MCA_btl_tcp_port_range_v4",
+    "OMPI_MCA_btl_tcp_port_min_v6",   "OMPI_MCA_btl_tcp_port_range_v6",
+};
+
 bool validKey(std::string_view key) {
+    if (std::find(std::begin(kModexVariables), std::end(kModexVariables), key) !=
+        std::end(kModexVariables))
+        return true;
     if (key.size() <= 5 || key.size() > kMaxKey || key.substr(0, 5) != "PMIX_")
         return false;
     return std::all_of(key.begin(), key.end(), [](char c) {
@@ -140,7 +152,8 @@ decodeReadyReport(std::string_view text, const std::vector<std::uint32_t> &local
             const std::string_view kv = line.substr(4);
             const std::size_t eq = kv.find('=');
             if (eq == std::string_view::npos || !validKey(kv.substr(0, eq)))
-                return malformed(lineNo, line, "not a PMIX_* variable");
+                return malformed(lineNo, line,
+                                 "not a PMIX_* variable nor an Open MPI modex setting");
             if (!validValue(kv.substr(eq + 1)))
                 return malformed(lineNo, line, "value too long or not printable");
             if (current->size() >= kMaxVariables)

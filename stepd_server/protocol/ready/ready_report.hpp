@@ -34,7 +34,8 @@ std::string encodeReadyFailure(std::string_view message);
 std::size_t maxReadyReportBytes(std::size_t ranks);
 
 // Strict decoder: every rank of localRanks exactly once and no other, only
-// PMIX_* variables with printable values, bounded sizes. An ERROR report
+// PMIX_* variables and Open MPI's modex settings (pinned TCP port, async
+// modex) with printable values, bounded sizes. An ERROR report
 // becomes an error carrying the server's message, escaped and shortened.
 Expected<std::map<std::uint32_t, ClientEnvironment>>
 decodeReadyReport(std::string_view text, const std::vector<std::uint32_t> &localRanks);

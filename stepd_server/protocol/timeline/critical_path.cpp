@@ -135,8 +135,14 @@ describeCriticalPath(const SrunMarks &srun,
     lines.push_back(srunLine(srun, p));
     if (!nodes.empty()) {
         lines.push_back(serverStartLine(p));
-        lines.push_back("  rendezvous: joined " +
-                        p.spread(p.between(Mark::Ready, 0, Mark::Joined, 0)) + " after ready");
+        if (p.at(Mark::ProfileAgreed).empty())
+            lines.push_back("  rendezvous: joined " +
+                            p.spread(p.between(Mark::Ready, 0, Mark::Joined, 0)) + " after ready");
+        else
+            lines.push_back("  profile rendezvous (part of PMIx and namespace above): joined " +
+                            p.spread(p.between(Mark::TopologyLoaded, 0, Mark::Joined, 0)) +
+                            " after topology, every node's say in " +
+                            p.spread(p.between(Mark::TopologyLoaded, 0, Mark::ProfileAgreed, 0)));
         lines.push_back("  ranks: from ready to their first fence " +
                         p.spread(p.between(Mark::Ready, 0, Mark::FenceEntered, 0)));
         const std::uint32_t fences = p.fences();

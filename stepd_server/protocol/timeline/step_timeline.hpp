@@ -23,8 +23,9 @@ enum class Mark : std::uint8_t {
     FenceEntered,   // index: this node's fence number; all local ranks are in
     FenceDone,      // index: that fence completed here
     Leaving,        // the server stops (its tasks are done)
+    ProfileAgreed,  // every node's say on the interconnect profile is in
 };
-inline constexpr std::uint8_t kLastMark = static_cast<std::uint8_t>(Mark::Leaving);
+inline constexpr std::uint8_t kLastMark = static_cast<std::uint8_t>(Mark::ProfileAgreed);
 
 struct Event {
     Mark mark = Mark::Running;

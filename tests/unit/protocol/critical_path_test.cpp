@@ -78,3 +78,20 @@ TEST(CriticalPath, WithoutAnyServerOnlySrunsPartIsShown) {
     EXPECT_NE(lines[0].find("0 of 1 node servers reported"), std::string::npos);
     EXPECT_EQ(lines[2], "  srun's exit hook +900.0");
 }
+
+// With a profile, a server joins before it registers and waits there for
+// every node's say: the wait shows as its own line, not as a join after ready.
+TEST(CriticalPath, TheProfileRendezvousShowsWhatItCost) {
+    std::map<std::uint32_t, std::vector<Event>> nodes;
+    auto at = [](double ms) { return kStart + static_cast<std::int64_t>(ms * 1000); };
+    nodes[0] = node(200, 210, 230, 260, 261, 235, 500, 501, 700);
+    nodes[0].push_back({Mark::ProfileAgreed, 0, at(250)});
+    nodes[1] = node(210, 230, 240, 270, 272, 244, 520, 521, 720);
+    nodes[1].push_back({Mark::ProfileAgreed, 0, at(250)});
+    auto lines = describeCriticalPath(srun(), nodes, {"n1", "n2"}, 2);
+    ASSERT_GE(lines.size(), 4u);
+    // Of two nodes, the median is the lower.
+    EXPECT_EQ(lines[3], "  profile rendezvous (part of PMIx and namespace above): joined 4.0 "
+                        "(slowest n1 5.0) after topology, every node's say in 10.0 (slowest n1 "
+                        "20.0)");
+}

@@ -65,6 +65,9 @@ TEST(ReadyReport, RefusesWhatTheServerMayNotSay) {
         {"READY\nRANK x\nEND\n", "not a rank number"},
         {"READY\nENV PMIX_RANK=0\nRANK 0\nEND\n", "a variable before any rank"},
         {"READY\nRANK 0\nENV LD_PRELOAD=/tmp/x.so\nEND\n", "not a PMIX_* variable"},
+        // Of Open MPI's settings, only the modex ones (not e.g. a plugin path).
+        {"READY\nRANK 0\nENV OMPI_MCA_mca_base_component_path=/tmp\nEND\n",
+         "not a PMIX_* variable nor an Open MPI modex setting"},
         {"READY\nRANK 0\nENV PMIX_X=a\tb\nEND\n", "not printable"},
         {"READY\nRANK 0\nENV PMIX_X=" + std::string(5000, 'a') + "\nEND\n", "value too long"},
         {"READY\nRANK 0\n", "no END"},
@@ -78,6 +81,15 @@ TEST(ReadyReport, RefusesWhatTheServerMayNotSay) {
         EXPECT_NE(got.error().message.find(c.needle), std::string::npos)
             << c.text << " -> " << got.error().message;
     }
+}
+
+TEST(ReadyReport, AModexlessRankGetsItsPinnedPortAndAsyncModex) {
+    auto got = decodeReadyReport("READY\nRANK 0\nENV PMIX_RANK=0\n"
+                                 "ENV OMPI_MCA_pmix_base_async_modex=1\n"
+                                 "ENV OMPI_MCA_btl_tcp_port_min_v4=24007\nEND\n",
+                                 {0});
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(got->at(0).size(), 3u);
 }
 
 TEST(ReadyReport, SizeIsBoundedByTheLocalRanks) {
