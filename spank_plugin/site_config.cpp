@@ -51,7 +51,7 @@ Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
             if (!portRange(value))
                 return UserError{"plugstack.conf argument modex_ports='" + value +
                                  "' must be a range of TCP ports BASE-END within 1024-65535, "
-                                 "e.g. modex_ports=41000-41999"};
+                                 "e.g. modex_ports=24000-25999"};
             c.modexPorts = value;
         } else if (key == "hub_address") {
             if (value.empty())

@@ -27,8 +27,10 @@ struct SiteConfig {
     // The interconnect profile (stepmap-profile make) served to the steps;
     // none if empty.
     std::string profile;
-    // --modex=profile pins each rank's TCP port in this range ("BASE-END").
-    std::string modexPorts = "41000-41999";
+    // --modex=profile pins each rank's TCP port in this range ("BASE-END"):
+    // below Linux's ephemeral ports (32768-60999), which outgoing
+    // connections take at random.
+    std::string modexPorts = "24000-25999";
 };
 
 Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,

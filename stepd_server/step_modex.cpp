@@ -6,6 +6,7 @@
 #include "record_check.hpp"
 #include "tcp_record.hpp"
 
+#include <cstdio>
 #include <set>
 
 namespace stepmap::server {
@@ -40,14 +41,20 @@ bool nodesShareAnAddress(const std::vector<const topology::NodeProfile *> &entri
     return false;
 }
 
-// FNV-1a of the namespace ("stepmap.<job>.<step>"): the same on every node,
-// different for the next step, which so takes other ports than the last
-// one's (their connections linger in TIME_WAIT, and a port bound by one of
-// them cannot be bound without SO_REUSEADDR, which btl tcp leaves off).
-std::uint32_t stepOffset(const std::string &nspace) {
-    std::uint32_t h = 2166136261u;
+// Where the step's ports begin in the range, in units of the step's port
+// count: the next job's step takes the next ports, so back-to-back steps
+// avoid each other's (their connections linger in TIME_WAIT for a minute,
+// and a port one of them holds cannot be bound without SO_REUSEADDR, which
+// btl tcp leaves off). From the namespace "stepmap.<job>.<step>", the same
+// on every node; another form of name falls back to a hash of it.
+std::uint64_t stepSequence(const std::string &nspace) {
+    unsigned long long job = 0, step = 0;
+    char tail = 0;
+    if (std::sscanf(nspace.c_str(), "stepmap.%llu.%llu%c", &job, &step, &tail) == 2)
+        return job + 7919ull * step;
+    std::uint64_t h = 1469598103934665603ull;
     for (unsigned char c : nspace)
-        h = (h ^ c) * 16777619u;
+        h = (h ^ c) * 1099511628211ull;
     return h;
 }
 
@@ -92,7 +99,7 @@ StepModex::StepModex(const StepConfig &config) : config_(config) {
                         " ports, and the step needs " + std::to_string(needed) +
                         (perMachine ? " (one per rank: its nodes share addresses)"
                                     : " (one per rank of its fullest node)");
-    offset_ = stepOffset(config.nspace) % size;
+    offset_ = static_cast<std::uint32_t>((stepSequence(config.nspace) % size) * needed % size);
 }
 
 const topology::NodeProfile *StepModex::entryOf(std::uint32_t node) const {

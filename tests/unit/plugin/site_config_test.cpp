@@ -15,7 +15,7 @@ TEST(SiteConfig, Defaults) {
     EXPECT_EQ(c->dmodexTimeoutSec, 60);
     EXPECT_TRUE(c->logDir.empty());
     EXPECT_TRUE(c->profile.empty());
-    EXPECT_EQ(c->modexPorts, "41000-41999");
+    EXPECT_EQ(c->modexPorts, "24000-25999");
 }
 
 TEST(SiteConfig, ValuesOverrideDefaults) {
@@ -54,13 +54,13 @@ TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
                                       "absolute path"},
              {"modex_ports=41000", "plugstack.conf argument modex_ports='41000' must be a range "
                                    "of TCP ports BASE-END within 1024-65535, e.g. "
-                                   "modex_ports=41000-41999"},
+                                   "modex_ports=24000-25999"},
              {"modex_ports=900-1000", "plugstack.conf argument modex_ports='900-1000' must be a "
                                       "range of TCP ports BASE-END within 1024-65535, e.g. "
-                                      "modex_ports=41000-41999"},
+                                      "modex_ports=24000-25999"},
              {"modex_ports=5000-4000", "plugstack.conf argument modex_ports='5000-4000' must be "
                                        "a range of TCP ports BASE-END within 1024-65535, e.g. "
-                                       "modex_ports=41000-41999"},
+                                       "modex_ports=24000-25999"},
              {"client_auth=none", "plugstack.conf argument client_auth='none' must be munge "
                                   "(clients prove their user through munged) or native (trust "
                                   "the user a client claims: any local user could join a step)"},
