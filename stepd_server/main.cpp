@@ -110,6 +110,8 @@ struct Server {
     // hub's verdict on every node's, before anything is registered.
     Expected<std::vector<std::uint32_t>> awaitProfileVerdict(const StepModex &modex,
                                                              const topology::StepTopology &step);
+    // The modex-less launch's check of what its ranks committed.
+    void checkRecordsAtFirstFence(const StepModex &modex);
     // A mark on the way to ready: the link's once it holds the marks.
     void mark(timeline::Mark m) {
         if (link)
@@ -162,6 +164,24 @@ Server::awaitProfileVerdict(const StepModex &modex, const topology::StepTopology
         logLine("interconnect profile entries withheld for " + std::to_string(verdict->size()) +
                 " of the step's nodes");
     return std::move(*verdict);
+}
+
+void Server::checkRecordsAtFirstFence(const StepModex &modex) {
+    host->setFirstFenceGate([this, &modex](std::function<void(bool)> pass) {
+        auto read = [this](std::uint32_t rank, const std::string &key,
+                           std::function<void(std::optional<std::string>)> done) {
+            host->committedValue(rank, key, std::move(done));
+        };
+        checkCommittedRecords(modex.expectedLocalRecords(), read,
+                              [this, pass](std::optional<RecordMismatch> mismatch) {
+                                  if (mismatch) {
+                                      logLine(mismatch->line);
+                                      if (link)
+                                          link->abort(mismatch->rank, 1, mismatch->line);
+                                  }
+                                  pass(!mismatch);
+                              });
+    });
 }
 
 void Server::watchNotices() {
@@ -320,6 +340,8 @@ int main(int argc, char **argv) {
         }
         nodeServed = std::find(verdict->begin(), verdict->end(), c.nodeIndex) == verdict->end();
         s.host->serveProfile(modex.served(*verdict));
+        if (nodeServed && c.modex == modex::ModexMode::Profile)
+            s.checkRecordsAtFirstFence(modex);
     }
     auto envs = s.startPmix();
     if (envs)

@@ -421,16 +421,31 @@ pmix_status_t PmixHost::fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
         self->inbox_.post([self, nodes = std::move(nodes), collect, bytes = std::move(bytes),
                            cbfunc, cbdata]() mutable {
             ++(collect ? self->counters_.dataFences : self->counters_.barriers);
-            if (!self->collective_) {
-                logLine("a fence failed: the server is stopping");
-                completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
+            auto forward = [self, nodes = std::move(nodes), collect, bytes = std::move(bytes),
+                            cbfunc, cbdata]() mutable {
+                if (!self->collective_) {
+                    logLine("a fence failed: the server is stopping");
+                    completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
+                    return;
+                }
+                self->collective_->fence(std::move(nodes), collect, std::move(bytes),
+                                         [cbfunc, cbdata](pmix_status_t st, std::string all) {
+                                             if (cbfunc)
+                                                 completeModex(cbfunc, cbdata, st, std::move(all));
+                                         });
+            };
+            if (!self->firstFenceGate_) {
+                forward();
                 return;
             }
-            self->collective_->fence(std::move(nodes), collect, std::move(bytes),
-                                     [cbfunc, cbdata](pmix_status_t st, std::string all) {
-                                         if (cbfunc)
-                                             completeModex(cbfunc, cbdata, st, std::move(all));
-                                     });
+            auto gate = std::move(self->firstFenceGate_);
+            self->firstFenceGate_ = nullptr;
+            gate([forward = std::move(forward), cbfunc, cbdata](bool pass) mutable {
+                if (pass)
+                    forward();
+                else
+                    completeModex(cbfunc, cbdata, PMIX_ERROR, {});
+            });
         });
         return PMIX_SUCCESS;
     } catch (...) {
@@ -518,7 +533,52 @@ void localModexDone(pmix_status_t status, char *data, size_t sz, void *cbdata) {
     });
 }
 
+// A committed value as bytes: a byte object's or a string's.
+std::optional<std::string> valueBytes(const pmix_value_t *v) {
+    if (v && v->type == PMIX_BYTE_OBJECT)
+        return std::string(v->data.bo.bytes ? v->data.bo.bytes : "",
+                           v->data.bo.bytes ? v->data.bo.size : 0);
+    if (v && v->type == PMIX_STRING && v->data.string)
+        return std::string(v->data.string);
+    return std::nullopt;
+}
+
+struct CommittedRequest {
+    std::function<void(std::optional<std::string>)> done;
+    LoopInbox *inbox;
+};
+
+// PMIx progress thread.
+void committedDone(pmix_status_t status, pmix_value_t *value, void *cbdata) {
+    auto *req = static_cast<CommittedRequest *>(cbdata);
+    std::optional<std::string> bytes =
+        status == PMIX_SUCCESS ? valueBytes(value) : std::optional<std::string>();
+    req->inbox->post([req, bytes = std::move(bytes)]() mutable {
+        req->done(std::move(bytes));
+        delete req;
+    });
+}
+
 } // namespace
+
+void PmixHost::committedValue(std::uint32_t rank, const std::string &key,
+                              std::function<void(std::optional<std::string>)> done) {
+    pmix_proc_t proc;
+    pmix_nspace_t ns;
+    PMIX_LOAD_NSPACE(ns, config_.nspace.c_str());
+    PMIX_LOAD_PROCID(&proc, ns, rank);
+    // Only what the server holds already: never a request to another node.
+    pmix_info_t immediate;
+    bool yes = true;
+    PMIX_INFO_LOAD(&immediate, PMIX_IMMEDIATE, &yes, PMIX_BOOL);
+    auto *req = new CommittedRequest{std::move(done), &inbox_};
+    pmix_status_t rc = PMIx_Get_nb(&proc, key.c_str(), &immediate, 1, committedDone, req);
+    PMIX_INFO_DESTRUCT(&immediate);
+    if (rc != PMIX_SUCCESS) {
+        req->done(std::nullopt);
+        delete req;
+    }
+}
 
 void PmixHost::localModex(std::uint32_t rank, DataReply done) {
     pmix_proc_t proc;

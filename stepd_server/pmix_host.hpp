@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,11 @@ public:
     PmixHost &operator=(const PmixHost &) = delete;
 
     void setCollective(StepCollective *c) { collective_ = c; }
+    // Runs once, at this node's first fence, before it goes to the other
+    // nodes (the modex-less launch checks its ranks' committed records
+    // there); the fence fails when it answers false. Loop thread.
+    using FenceGate = std::function<void(std::function<void(bool pass)>)>;
+    void setFirstFenceGate(FenceGate gate) { firstFenceGate_ = std::move(gate); }
     // What to serve of the interconnect profile (served_profile.hpp); before
     // start(). Without it nothing of a profile is registered.
     void serveProfile(ServedProfile profile) { profile_ = std::move(profile); }
@@ -59,6 +65,10 @@ public:
     Expected<std::map<std::uint32_t, std::vector<std::string>>> clientEnvironments();
     // Owner side of a direct modex: asks the local library for rank's data.
     void localModex(std::uint32_t rank, DataReply done);
+    // What local rank committed under key (a byte object or string), or
+    // nothing; asked of this server's store alone. Loop thread.
+    void committedValue(std::uint32_t rank, const std::string &key,
+                        std::function<void(std::optional<std::string>)> done);
     void stop();
     // The fences and direct-modex requests of this node's clients so far.
     // Loop thread.
@@ -80,6 +90,7 @@ private:
     const StepConfig &config_;
     LoopInbox &inbox_;
     StepCollective *collective_ = nullptr;
+    FenceGate firstFenceGate_;
     hwloc_topology_t topology_;
     pmix_topology_t pmixTopology_{}; // PMIx keeps a pointer to this
     hwloc_const_bitmap_t stepCpuset_;

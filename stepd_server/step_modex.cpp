@@ -199,6 +199,18 @@ ServedProfile StepModex::served(const std::vector<std::uint32_t> &withheld) cons
     return served;
 }
 
+std::vector<ExpectedRecords> StepModex::expectedLocalRecords() const {
+    std::vector<ExpectedRecords> out;
+    const topology::NodeProfile *entry = entryOf(config_.nodeIndex);
+    if (!entry || config_.modex != ModexMode::Profile)
+        return out;
+    for (std::uint32_t rank : config_.plan.ranksOn(config_.nodeIndex))
+        if (const auto p = port(rank))
+            out.push_back({rank, modexless::openMpi41TcpRecord(*entry, *p),
+                           modexless::openMpi50TcpRecord(*entry, *p)});
+    return out;
+}
+
 std::vector<std::string> StepModex::clientEnvironment(std::uint32_t rank, bool nodeServed) const {
     switch (config_.modex) {
     case ModexMode::Fence:

@@ -7,6 +7,7 @@
 // predicted TCP records of the other nodes' ranks) and what each of its
 // ranks' environments gets.
 
+#include "committed_records.hpp"
 #include "served_profile.hpp"
 #include "step_config.hpp"
 
@@ -39,6 +40,8 @@ public:
     ServedProfile served(const std::vector<std::uint32_t> &withheld) const;
     // KEY=VALUE entries rank's environment gets (a rank of this node).
     std::vector<std::string> clientEnvironment(std::uint32_t rank, bool nodeServed) const;
+    // What each of this node's ranks should commit (--modex=profile).
+    std::vector<ExpectedRecords> expectedLocalRecords() const;
     // The pinned TCP port of rank (--modex=profile), if it has one.
     std::optional<std::uint16_t> port(std::uint32_t rank) const;
 

@@ -147,7 +147,8 @@ std::optional<std::string> tcpRecordDifference(OpenMpiLayout layout, std::string
 std::string tcpRecordMismatchLine(std::uint32_t rank, std::string_view difference) {
     return "rank " + std::to_string(rank) +
            " published a TCP record that differs from the profile's: " + std::string(difference) +
-           "; serving the real one";
+           "; its peers were handed the profile's and would wait on it, so the step ends (run it "
+           "with --modex=async, and update the profile)";
 }
 
 } // namespace stepmap::modexless

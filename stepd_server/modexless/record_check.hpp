@@ -1,8 +1,8 @@
 #pragma once
 
 // Compares the TCP record a rank committed with the one predicted from the
-// profile, for the server's log: a mismatch is reported and the real record
-// served instead of the predicted one.
+// profile, for the server's log: a mismatch ends the step with its reason
+// (a peer connecting to a wrong record would wait forever).
 
 #include "tcp_record.hpp"
 
@@ -22,7 +22,10 @@ std::optional<std::string> tcpRecordDifference(OpenMpiLayout layout, std::string
                                                std::string_view expected);
 
 // "rank 3 published a TCP record that differs from the profile's: port 41003
-// vs 40003; serving the real one"
+// vs 40003; its peers were handed the profile's and would wait on it, so the
+// step ends (run it with --modex=async, and update the profile)". PMIx 4.2.2
+// copies the job data, the predicted records with it, into every client as
+// it connects: a real record cannot replace one a peer already holds.
 std::string tcpRecordMismatchLine(std::uint32_t rank, std::string_view difference);
 
 } // namespace stepmap::modexless

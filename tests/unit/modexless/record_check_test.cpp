@@ -83,7 +83,8 @@ TEST(RecordCheck, UnusedBytesAreCompared) {
 TEST(RecordCheck, LogLine) {
     EXPECT_EQ(tcpRecordMismatchLine(3, "port 41003 vs 40003"),
               "rank 3 published a TCP record that differs from the profile's: port 41003 vs "
-              "40003; serving the real one");
+              "40003; its peers were handed the profile's and would wait on it, so the step "
+              "ends (run it with --modex=async, and update the profile)");
 }
 
 TEST(RecordCheck, AnExpectedRecordOfNoWholeEntryIsNamedBySizeToo) {

@@ -625,6 +625,26 @@ TEST_F(PmixHostTest, ThisNodeServesItsRanksDataToOtherNodes) {
     EXPECT_GT(size, 0u);
 }
 
+// What a local rank committed, as its server reads it back (the modex-less
+// launch checks each rank's TCP record so); nothing for a key it never put.
+TEST_F(PmixHostTest, TheServerReadsWhatALocalRankCommitted) {
+    auto read = [](std::uint32_t rank, const std::string &key) {
+        std::promise<std::optional<std::string>> reply;
+        shared().inbox->post([&] {
+            shared().host->committedValue(
+                rank, key, [&reply](std::optional<std::string> v) { reply.set_value(v); });
+        });
+        auto answered = reply.get_future();
+        EXPECT_EQ(answered.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+        return answered.get();
+    };
+    EXPECT_EQ(read(2, "stepmap.test"), std::optional<std::string>("2"));
+    EXPECT_EQ(read(4, "stepmap.test"), std::optional<std::string>("4"));
+    EXPECT_EQ(read(2, "stepmap.never"), std::nullopt);
+    // Another node's rank: not asked of anyone, just not here.
+    EXPECT_EQ(read(3, "stepmap.test"), std::nullopt);
+}
+
 TEST_F(PmixHostTest, DataOfARankOutsideTheStepIsRefusedAndLogged) {
     EXPECT_EQ(answer(2, "remote/99"), "!BAD-PARAM");
     // After rank 2's question about another node (AnotherNodesDataIsNotFound).
