@@ -126,7 +126,8 @@ std::optional<std::string> tcpRecordDifference(OpenMpiLayout layout, std::string
     std::vector<Entry> a = decodeAll(layout, committed);
     std::vector<Entry> b = decodeAll(layout, expected);
     if (a.size() != b.size())
-        return std::to_string(a.size()) + " addresses vs " + std::to_string(b.size());
+        return std::to_string(a.size()) + (a.size() == 1 ? " address vs " : " addresses vs ") +
+               std::to_string(b.size());
     std::vector<Entry> sortedA = a, sortedB = b;
     std::sort(sortedA.begin(), sortedA.end());
     std::sort(sortedB.begin(), sortedB.end());

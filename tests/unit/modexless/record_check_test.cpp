@@ -52,7 +52,7 @@ TEST(RecordCheck, EqualRecordsHaveNoDifference) {
 TEST(RecordCheck, NamesWhatDiffersCommittedValueFirst) {
     using L = OpenMpiLayout;
     EXPECT_EQ(difference(L::v41, kTwo, 41003, kTwo, 40003), "port 41003 vs 40003");
-    EXPECT_EQ(difference(L::v41, {v4("10.0.0.1", 2)}, 40000, kTwo, 40000), "1 addresses vs 2");
+    EXPECT_EQ(difference(L::v41, {v4("10.0.0.1", 2)}, 40000, kTwo, 40000), "1 address vs 2");
     EXPECT_EQ(difference(L::v41, {kTwo[0], v4("192.0.2.9", 4)}, 40000, kTwo, 40000),
               "address 192.0.2.9 vs 192.0.2.2 in entry 2");
     EXPECT_EQ(difference(L::v50, {kTwo[0], v4("192.0.2.2", 5)}, 40000, kTwo, 40000),
