@@ -952,10 +952,16 @@ RendezvousHub::Events SrunSide::hubEvents(std::uint32_t jobId, std::uint32_t ste
     };
     // A node whose profile entry does not match it: said by its server
     // (its log has the differences); nobody serves that entry.
+    // With --modex=profile the user asked for it: said without -v too.
     events.onProfileState = [this](std::uint32_t node, bool usable, const std::string &why) {
-        if (!usable && node < plan_.nodes.size())
-            logVerbose("interconnect profile entry of " + plan_.nodes[node].name +
-                       " not served: " + why);
+        if (usable || node >= plan_.nodes.size())
+            return;
+        const std::string line =
+            "interconnect profile entry of " + plan_.nodes[node].name + " not served: " + why;
+        if (options_.modex == std::optional<std::string>("profile"))
+            logInfo(line + "; its ranks exchange their data at first contact instead");
+        else
+            logVerbose(line);
     };
     events.onExchange = [this](std::uint32_t node, const timeline::ExchangeCounters &counters) {
         std::lock_guard<std::mutex> lock(timelinesMutex_);

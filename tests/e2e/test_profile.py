@@ -6,6 +6,7 @@ all-to-all, with a late rank; the exchange counters srun -v prints."""
 import contextlib
 import os
 import re
+import socket
 import subprocess
 import unittest
 
@@ -17,18 +18,19 @@ PROFILE = "/var/tmp/stepmap-e2e-profile.yaml"
 # the ranks may not be told to use loopback only (cluster.OMPI_ENV), and
 # reach each other over eth0's addresses.
 DEFAULT_INTERFACES = ("OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_oob_tcp_if_include")
-PMIX_PROBE = os.environ.get("STEPMAP_PMIX_PROBE", "")
+PMIX_NODE_INFO = os.environ.get("STEPMAP_PMIX_NODE_INFO", "")
 
 
 @contextlib.contextmanager
-def site_profile(path=PROFILE):
-    """plugstack.conf naming the profile for a while (read afresh per step)."""
+def site_profile(path=PROFILE, more=""):
+    """plugstack.conf naming the profile (and `more` settings) for a while
+    (read afresh per step)."""
     conf = os.path.join(cluster.cluster_env()["STEPMAP_CLUSTER_DIR"], "etc/plugstack.conf")
     with open(conf) as f:
         original = f.read()
     try:
         with open(conf, "w") as f:
-            f.write("\n".join(line + f" profile={path}" if "stepmap" in line and
+            f.write("\n".join(line + f" profile={path} {more}" if "stepmap" in line and
                               not line.lstrip().startswith("#") else line
                               for line in original.splitlines()) + "\n")
         yield
@@ -85,6 +87,48 @@ def read(path):
         return f.read()
 
 
+@contextlib.contextmanager
+def ports_taken(first, last):
+    """Every TCP port from first to last bound by another process (as if
+    some service held them), on the IPv4 and IPv6 wildcards."""
+    held = []
+    try:
+        for port in range(first, last + 1):
+            for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+                s = socket.socket(family, socket.SOCK_STREAM)
+                if family == socket.AF_INET6:
+                    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                s.bind((address, port))
+                s.listen(1)
+                held.append(s)
+        yield
+    finally:
+        for s in held:
+            s.close()
+
+
+@contextlib.contextmanager
+def user_mca_params(text):
+    """The test user's ~/.openmpi/mca-params.conf for a while: settings Open
+    MPI reads that stepmap does not see."""
+    home = os.path.expanduser(f"~{cluster.TEST_USER}")
+    directory = os.path.join(home, ".openmpi")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "mca-params.conf")
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+        subprocess.run(["chown", "-R", cluster.TEST_USER, directory], check=True)
+        yield
+    finally:
+        subprocess.run(["rm", "-rf", directory])
+
+
+def profile_entry_digest(node):
+    m = re.search(r"^    digest: (\S+)$", entries(read(PROFILE))[node], re.M)
+    return m.group(1)
+
+
 class ProfileTest(cluster.StepTestCase):
     @classmethod
     def setUpClass(cls):
@@ -130,6 +174,11 @@ class ProfileTest(cluster.StepTestCase):
                 self.assertRegex(r.stderr, r"interconnect profile entry of n3 not served: .*"
                                  + veth)
                 self.assertNotRegex(r.stderr, r"interconnect profile entry of n[124] not served")
+                with site_profile():
+                    info = cluster.srun("-n", "4", "--map-by", "node", PMIX_NODE_INFO, "n3", "n2")
+                self.assertEqual(info.returncode, 0, info.stdout + info.stderr)
+                self.assertRegex(info.stdout, r"(?m)^n3 not-found ")
+                self.assertRegex(info.stdout, r"(?m)^n2 digest ")
                 counts = exchange(r.stderr)
                 self.assertIsNotNone(counts, r.stderr)
                 # n3's ranks fall back to the exchange on demand; nobody
@@ -176,6 +225,43 @@ class ProfileTest(cluster.StepTestCase):
         # The ring: each rank asks for its neighbours' data, on other nodes.
         self.assertGreaterEqual(exchange(asynchronous.stderr)["direct modex"], 8,
                                 asynchronous.stderr)
+
+    def test_a_rank_reads_another_nodes_interconnect_with_no_exchange(self):
+        with site_profile():
+            r = cluster.srun("-v", "-n", "4", "--map-by", "node", PMIX_NODE_INFO, "n3", "n1")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # Rank 0 runs on n1 and reads n3's entry as the profile has it.
+        self.assertRegex(r.stdout, r"(?m)^n3 digest " + re.escape(profile_entry_digest("n3"))
+                         + r" interfaces \d+ first \S+ ifindex=\d+ ")
+        self.assertRegex(r.stdout, r"(?m)^n1 digest " + re.escape(profile_entry_digest("n1")))
+        counts = exchange(r.stderr)
+        self.assertEqual(counts, {"data fences": 0, "barriers": 0, "direct modex": 0}, r.stderr)
+        self.assertIn("network: 0 bytes sent, 0 received", r.stderr)
+
+    def test_taken_ports_are_named_and_the_job_falls_back_to_the_exchange(self):
+        with site_profile(more="modex_ports=29000-29015"), ports_taken(29000, 29015):
+            r = cluster.srun("-v", "-n", "8", "--map-by", "node", "--modex=profile",
+                             cluster.MPI_EXCHANGE, "ring", without=DEFAULT_INTERFACES,
+                             timeout=180)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count(" ring ok"), 8, r.stdout + r.stderr)
+        self.assertRegex(r.stderr, r"interconnect profile entry of n\d not served: TCP port "
+                         r"290\d\d of rank \d is in use on n\d \(from "
+                         r"modex_ports=29000-29015\); its ranks exchange their data at first "
+                         r"contact instead")
+        self.assertGreater(exchange(r.stderr)["direct modex"], 0, r.stderr)
+
+    def test_a_rank_whose_record_differs_ends_the_step_with_the_reason(self):
+        # Open MPI reads the user's file; stepmap predicted eth0's addresses.
+        with site_profile(), user_mca_params("btl_tcp_if_include = lo\n"):
+            r = cluster.srun("-n", "8", "--map-by", "node", "--modex=profile",
+                             cluster.MPI_EXCHANGE, "ring", without=DEFAULT_INTERFACES,
+                             timeout=120)
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stderr, r"rank \d published a TCP record that differs from the "
+                         r"profile's: [^;]+; its peers were handed the profile's and "
+                         r"would wait on it, so the step ends")
+        self.assertNotIn("ring ok", r.stdout)
 
     def test_modex_profile_without_a_site_profile_is_refused_before_anything_starts(self):
         r = cluster.srun("-n", "4", "--modex=profile", cluster.MPI_EXCHANGE, "ring")
