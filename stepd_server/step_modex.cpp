@@ -96,7 +96,8 @@ StepModex::StepModex(const StepConfig &config) : config_(config) {
     const std::uint32_t size = range_->last - range_->first + 1u;
     if (needed > size)
         rangeProblem_ = "modex_ports=" + config.modexPorts + " holds " + std::to_string(size) +
-                        " ports, and the step needs " + std::to_string(needed) +
+                        (size == 1 ? " port" : " ports") + ", and the step needs " +
+                        std::to_string(needed) +
                         (perMachine ? " (one per rank: its nodes share addresses)"
                                     : " (one per rank of its fullest node)");
     offset_ = static_cast<std::uint32_t>((stepSequence(config.nspace) % size) * needed % size);

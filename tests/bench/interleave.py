@@ -58,8 +58,10 @@ class Variant:
     """One way of running: a name, whether the plugin is loaded, the argv
     (run as the test user) and a check of a good result."""
 
-    def __init__(self, name, plugin, argv, ok=lambda r: r.returncode == 0, timeout=120):
+    def __init__(self, name, plugin, argv, ok=lambda r: r.returncode == 0, timeout=120,
+                 without=()):
         self.name, self.plugin, self.argv, self.ok, self.timeout = name, plugin, argv, ok, timeout
+        self.without = without  # environment variables left out (cluster.run_as_user)
         self.times, self.failed, self.last_failure = [], 0, None
 
 
@@ -71,7 +73,7 @@ def run_rounds(plugstack, variants, rounds, warmup=1):
         for v in variants[shift:] + variants[:shift]:
             plugstack.set(v.plugin)
             t0 = time.perf_counter()
-            res = cluster.run_as_user(v.argv, timeout=v.timeout)
+            res = cluster.run_as_user(v.argv, timeout=v.timeout, without=v.without)
             dt = time.perf_counter() - t0
             if r < warmup:
                 continue
