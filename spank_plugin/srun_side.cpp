@@ -655,11 +655,16 @@ void SrunSide::exportModex() {
     if (ours.nodes.empty())
         return unusable(site_.profile + " has no entry for the step's nodes");
     const std::string text = topology::writeProfileYaml(ours);
-    if (text.size() + std::strlen(kProfileVariable) + 1 > 128 * 1024)
+    // In pieces (job_variables.hpp), and within what srun's own re-exec and
+    // slurmstepd's start of the server can carry.
+    const std::size_t most = std::min(std::size(kProfileVariables) * kProfilePieceBytes,
+                                      static_cast<std::size_t>(sysconf(_SC_ARG_MAX)) / 2);
+    if (text.size() > most)
         return unusable("the entries of the step's " + std::to_string(ours.nodes.size()) +
-                        " nodes take " + std::to_string(text.size()) +
-                        " bytes, more than an environment variable holds (128 KiB)");
-    setenv(kProfileVariable, text.c_str(), 1);
+                        " nodes take " + std::to_string(text.size()) + " bytes, more than the " +
+                        std::to_string(most) + " the job environment can carry");
+    for (std::size_t at = 0, piece = 0; at < text.size(); at += kProfilePieceBytes, ++piece)
+        setenv(kProfileVariables[piece], text.substr(at, kProfilePieceBytes).c_str(), 1);
 }
 
 // --display-map: mpirun's job map, on srun's stderr.

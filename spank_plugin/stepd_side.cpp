@@ -338,11 +338,21 @@ void StepdSide::addModexSettings(ServerLaunch &launch, spank_t sp) const {
         if (value && *value && !(*value)->empty())
             launch.args.insert(launch.args.end(), {arg, **value});
     }
-    auto profile = jobVariable(sp, kProfileVariable, kMaxPlanBytes);
-    if (!profile)
-        logError(profile.error().message + "; the step runs without the interconnect profile");
-    else if (*profile)
-        launch.environ.push_back("STEPMAP_PROFILE=" + **profile);
+    // The pieces srun cut it into, passed on as pieces (STEPMAP_PROFILE,
+    // STEPMAP_PROFILE_1, ...: the server joins them).
+    std::vector<std::string> pieces;
+    for (std::size_t piece = 0; piece < std::size(kProfileVariables); ++piece) {
+        auto text = jobVariable(sp, kProfileVariables[piece], kProfilePieceBytes);
+        if (!text) {
+            logError(text.error().message + "; the step runs without the interconnect profile");
+            return;
+        }
+        if (!*text)
+            break;
+        pieces.push_back(std::string("STEPMAP_PROFILE") +
+                         (piece ? "_" + std::to_string(piece) : "") + "=" + **text);
+    }
+    launch.environ.insert(launch.environ.end(), pieces.begin(), pieces.end());
 }
 
 ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,

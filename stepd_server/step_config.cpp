@@ -20,6 +20,8 @@ bool toInt(std::string_view s, long long lo, long long hi, long long &out) {
 
 using Arguments = std::map<std::string, std::string>;
 
+constexpr int kMaxProfilePieces = 16;
+
 // The arguments by name; an unknown or valueless one, or a missing required
 // one, is refused.
 Expected<Arguments> readArguments(int argc, char **argv) {
@@ -90,11 +92,19 @@ Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
     return true;
 }
 
-// STEPMAP_PROFILE, if srun shipped one.
+// STEPMAP_PROFILE, STEPMAP_PROFILE_1, ... joined, if srun shipped a profile
+// (in pieces: one environment string holds at most 128 KiB).
 void readProfile(StepConfig &c) {
-    const char *text = std::getenv("STEPMAP_PROFILE");
-    if (!text)
+    const char *first = std::getenv("STEPMAP_PROFILE");
+    if (!first)
         return;
+    std::string text = first;
+    for (int piece = 1; piece < kMaxProfilePieces; ++piece) {
+        const char *more = std::getenv(("STEPMAP_PROFILE_" + std::to_string(piece)).c_str());
+        if (!more)
+            break;
+        text += more;
+    }
     auto profile = topology::loadProfileYaml(text, "STEPMAP_PROFILE");
     if (profile)
         c.profile = std::move(profile.value());

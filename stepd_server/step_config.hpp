@@ -55,7 +55,8 @@ std::string clientTmpdir(const StepConfig &c);
 //       [--topology-xml FILE]
 //       [--client-auth munge|native] [--modex fence|async|profile --modex-ports BASE-END]
 //       [--tcp-if-include LIST] [--tcp-if-exclude LIST]
-// environment: STEPMAP_PLAN, STEPMAP_SECRET, STEPMAP_PROFILE (optional)
+// environment: STEPMAP_PLAN, STEPMAP_SECRET, STEPMAP_PROFILE and its further
+// pieces STEPMAP_PROFILE_1 ... _15 (optional)
 Expected<StepConfig> parseStepConfig(int argc, char **argv);
 
 } // namespace stepmap::server

@@ -128,6 +128,40 @@ TEST_F(StepConfigTest, ReadsEveryOptionalField) {
     EXPECT_EQ(same->clientAuth, "munge");
 }
 
+TEST_F(StepConfigTest, ReadsTheModexModeItsPortsAndTheJobsInterfaceChoice) {
+    auto c = parse(arguments({"--modex", "profile", "--modex-ports", "24000-25999",
+                              "--tcp-if-include", "eth0"}));
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->modex, modex::ModexMode::Profile);
+    EXPECT_EQ(c->modexPorts, "24000-25999");
+    EXPECT_EQ(c->tcpIfInclude, "eth0");
+    EXPECT_TRUE(c->tcpIfExclude.empty());
+    auto plain = parse(arguments());
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(plain->modex, modex::ModexMode::Fence);
+    EXPECT_FALSE(plain->profile);
+}
+
+// srun ships the profile in pieces; the server joins them. A damaged one is
+// kept out with its reason, never a reason not to start.
+TEST_F(StepConfigTest, TheProfileComesInPiecesAndADamagedOneIsDropped) {
+    const std::string text = "# stepmap interconnect profile\nformat_version: 1\nnodes: []\n";
+    setenv("STEPMAP_PROFILE", text.substr(0, 20).c_str(), 1);
+    setenv("STEPMAP_PROFILE_1", text.substr(20, 20).c_str(), 1);
+    setenv("STEPMAP_PROFILE_2", text.substr(40).c_str(), 1);
+    auto c = parse(arguments());
+    ASSERT_TRUE(c) << c.error().message;
+    ASSERT_TRUE(c->profile) << c->profileProblem;
+    EXPECT_TRUE(c->profile->nodes.empty());
+    unsetenv("STEPMAP_PROFILE_2");
+    auto cut = parse(arguments());
+    ASSERT_TRUE(cut) << cut.error().message;
+    EXPECT_FALSE(cut->profile);
+    EXPECT_EQ(cut->profileProblem.rfind("STEPMAP_PROFILE:", 0), 0u) << cut->profileProblem;
+    unsetenv("STEPMAP_PROFILE");
+    unsetenv("STEPMAP_PROFILE_1");
+}
+
 // When slurmstepd began starting the server (srun -v's breakdown).
 TEST_F(StepConfigTest, ReadsWhenSlurmstepdLaunchedTheServer) {
     auto unknown = parse(arguments());
@@ -179,6 +213,11 @@ TEST_F(StepConfigTest, ValuesOutsideTheirBoundsOrSetsAreRefused) {
         {{"--client-mount-namespace", "host"},
          "bad --client-mount-namespace 'host' (same or other)"},
         {{"--node-index", "2"}, "bad --node-index '2' for a plan of 2 nodes"},
+        {{"--modex", "none"},
+         "--modex=none is not a modex mode; use fence (the MPI library's own data exchange at "
+         "MPI_Init), async (each peer's data fetched at first contact) or profile (no exchange: "
+         "the data comes from the site's interconnect profile)"},
+        {{"--modex", "profile"}, "--modex profile needs --modex-ports BASE-END"},
         {{"--node-index", "-1"}, "bad --node-index '-1' for a plan of 2 nodes"},
     };
     for (const auto &[extra, message] : refusals)
