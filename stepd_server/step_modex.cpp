@@ -58,11 +58,16 @@ std::uint64_t stepSequence(const std::string &nspace) {
     return h;
 }
 
+// The stale differences, the first few of them: enough to act on.
 std::string joined(const std::vector<topology::ProfileDifference> &differences) {
+    constexpr std::size_t kShown = 4;
     std::string text;
+    std::size_t stale = 0;
     for (const auto &d : differences)
-        if (d.stale)
+        if (d.stale && ++stale <= kShown)
             text += (text.empty() ? "" : "; ") + d.text;
+    if (stale > kShown)
+        text += "; and " + std::to_string(stale - kShown) + " more";
     return text;
 }
 

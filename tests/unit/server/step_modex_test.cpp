@@ -73,6 +73,24 @@ TEST(StepModex, ANodeThatChangedSaysWhatChangedAndHowToFixIt) {
                           "(stepmap-profile update)");
 }
 
+TEST(StepModex, ManyChangesAreCountedAfterTheFirstFew) {
+    auto c = threeNodes(modex::ModexMode::Fence, 0, "stepmap.7.0");
+    auto &entry = c.profile->nodes[0];
+    for (int i = 0; i < 6; ++i) {
+        topology::NetworkInterface extra = entry.interfaces[0];
+        extra.name = "gone" + std::to_string(i);
+        extra.ifindex = 100 + static_cast<std::uint32_t>(i);
+        extra.mac = "02:00:00:00:00:0" + std::to_string(i);
+        extra.addresses.clear();
+        entry.interfaces.push_back(extra);
+    }
+    entry.digest = topology::staticDigest(entry);
+    EXPECT_EQ(StepModex(c).checkOwnNode(sysfsFixture(kRoot), {}).reason,
+              "ethernet-node changed since it was profiled at 2026-01-01T00:00:00Z: interface "
+              "gone0 removed; interface gone1 removed; interface gone2 removed; interface gone3 "
+              "removed; and 2 more; update the profile (stepmap-profile update)");
+}
+
 TEST(StepModex, ANodeWithoutAnEntryOrAProfileSaysSo) {
     auto c = threeNodes(modex::ModexMode::Fence, 0, "stepmap.7.0");
     c.profile->nodes.erase(c.profile->nodes.begin());
