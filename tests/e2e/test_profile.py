@@ -142,12 +142,28 @@ class ProfileTest(cluster.StepTestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("all current", r.stdout)
 
+    def test_check_names_the_nodes_missing_from_the_file(self):
+        partial = PROFILE + ".partial"
+        try:
+            r = cluster.profile_command("make", partial, nodes="n[1-2]")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertEqual(sorted(entries(read(partial))), ["n1", "n2"])
+            r = cluster.profile_command("check", partial)
+            self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+            self.assertIn(f"node n3: not in the file", r.stdout)
+            self.assertIn(f"node n4: not in the file", r.stdout)
+            self.assertIn("4 nodes checked, 2 stale", r.stdout)
+        finally:
+            if os.path.exists(partial):
+                os.unlink(partial)
+
     def test_update_reprofiles_only_the_allocation_and_check_names_the_stale_node(self):
         before = entries(read(PROFILE))
         try:
             with extra_interface() as veth:
                 r = cluster.profile_command("update", PROFILE, nodes="n[1-2,4]")
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn("3 nodes profiled again, 1 node left as they were", r.stdout)
                 after = entries(read(PROFILE))
                 # n3 was not in the allocation: its entry is byte for byte
                 # what it was; the others now list the new interface.
