@@ -226,6 +226,17 @@ class ProfileTest(cluster.StepTestCase):
     def test_all_to_all_runs_modexless_with_a_late_rank(self):
         self.assertModexless(self.run_modexless("alltoall", "late", "5", "2000"), "alltoall")
 
+    def test_a_job_script_asks_for_modexless_once_for_every_srun(self):
+        script = ("#!/bin/bash\n#SBATCH -N 4 -n 8 --modex=profile\n"
+                  "unset " + " ".join(DEFAULT_INTERFACES) + "\n"
+                  f"srun -v --map-by node {cluster.MPI_EXCHANGE} ring\n")
+        with site_profile():
+            r, output = cluster.run_sbatch(script, timeout=180)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr + output)
+        self.assertEqual(output.count(" ring ok"), 8, output)
+        self.assertEqual(exchange(output),
+                         {"data fences": 0, "barriers": 2, "direct modex": 0}, output)
+
     def test_each_mode_exchanges_as_it_says(self):
         with site_profile():
             fence = cluster.srun("-v", "-n", "8", "--map-by", "node", "--modex=fence",
