@@ -631,8 +631,10 @@ void SrunSide::exportModex() {
         mode = *parsed;
     }
     const bool needed = mode == modex::ModexMode::Profile;
+    // With its port range: every node must pin the same ports.
     if (mode != modex::ModexMode::Fence)
-        setenv(kModexVariable, modex::modexModeName(mode), 1);
+        setenv(kModexVariable,
+               (std::string(modex::modexModeName(mode)) + ":" + site_.modexPorts).c_str(), 1);
     if (site_.profile.empty()) {
         if (needed)
             fail("--modex=profile needs the site's interconnect profile, and plugstack.conf "
@@ -643,7 +645,7 @@ void SrunSide::exportModex() {
         if (needed)
             fail("--modex=profile cannot use the site's interconnect profile: " + why +
                  "; use --modex=async, or ask the site to update the profile");
-        logInfo("not serving the site's interconnect profile: " + why);
+        logVerbose("not serving the site's interconnect profile: " + why);
     };
     auto profile = topology::readProfileFile(site_.profile);
     if (!profile)

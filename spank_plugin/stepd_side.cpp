@@ -326,10 +326,17 @@ StepdSide::inheritedEnvironment(std::uint32_t rank) const {
 // --modex and the profile srun shipped, for the server. A profile too large
 // to pass on is left out (the step never fails because of a profile).
 void StepdSide::addModexSettings(ServerLaunch &launch, spank_t sp) const {
+    // "MODE:BASE-END" from srun; the server checks both, and that srun's
+    // range lies within this node's.
     auto mode = jobVariable(sp, kModexVariable, 64);
-    if (mode && *mode)
+    if (mode && *mode && !(*mode)->empty()) {
+        const std::string &text = **mode;
+        const auto colon = text.find(':');
         launch.args.insert(launch.args.end(),
-                           {"--modex", **mode, "--modex-ports", site_.modexPorts});
+                           {"--modex", text.substr(0, colon), "--modex-ports",
+                            colon == std::string::npos ? site_.modexPorts : text.substr(colon + 1),
+                            "--site-modex-ports", site_.modexPorts});
+    }
     // Open MPI publishes the interfaces these select: the server predicts
     // the ranks' TCP records with the same choice.
     for (auto [variable, arg] : {std::pair{"OMPI_MCA_btl_tcp_if_include", "--tcp-if-include"},
@@ -344,7 +351,10 @@ void StepdSide::addModexSettings(ServerLaunch &launch, spank_t sp) const {
     for (std::size_t piece = 0; piece < std::size(kProfileVariables); ++piece) {
         auto text = jobVariable(sp, kProfileVariables[piece], kProfilePieceBytes);
         if (!text) {
+            // Said to the server too, so that it takes part in the profile
+            // rendezvous (the others wait for every node's say).
             logError(text.error().message + "; the step runs without the interconnect profile");
+            launch.environ.push_back("STEPMAP_PROFILE=");
             return;
         }
         if (!*text)

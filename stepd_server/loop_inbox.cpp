@@ -1,5 +1,7 @@
 #include "loop_inbox.hpp"
 
+#include "server_log.hpp"
+
 namespace stepmap::server {
 
 LoopInbox::LoopInbox(uv_loop_t *loop) {
@@ -24,8 +26,16 @@ void LoopInbox::onAsync(uv_async_t *a) {
         std::lock_guard lock(self->mutex_);
         work.swap(self->queue_);
     }
-    for (auto &fn : work)
-        fn();
+    // A libuv callback: nothing may escape into libuv.
+    for (auto &fn : work) {
+        try {
+            fn();
+        } catch (const std::exception &e) {
+            logLine(std::string("a task on the server's loop failed: ") + e.what());
+        } catch (...) {
+            logLine("a task on the server's loop failed");
+        }
+    }
 }
 
 void LoopInbox::close() {

@@ -98,6 +98,7 @@ struct Server {
     uvnet::UvHandlePtr<uv_poll_t> parentWatch, notices;
     ready::TaskNoticeReader noticeReader;
     bool stopping = false;
+    std::string stopReason;
     int exitCode = 0;
     // Its way to ready, for srun -v's breakdown (the link adds the rest).
     timeline::Recorder marks;
@@ -152,35 +153,37 @@ Server::awaitProfileVerdict(const StepModex &modex, const topology::StepTopology
     const OwnEntryCheck own = modex.checkOwnNode("/", step.interfaceNuma);
     if (!own.usable)
         logLine("interconnect profile entry of this node not served: " + own.reason);
-    std::optional<std::vector<std::uint32_t>> verdict;
+    // Shared with the callback: a verdict that came after a stop lands here,
+    // not in a frame that is gone.
+    auto verdict = std::make_shared<std::optional<std::vector<std::uint32_t>>>();
     link->askProfileVerdict(own.usable, own.reason,
-                            [&verdict](std::vector<std::uint32_t> w) { verdict = std::move(w); });
-    while (!verdict && !stopping)
+                            [verdict](std::vector<std::uint32_t> w) { *verdict = std::move(w); });
+    while (!*verdict && !stopping)
         uv_run(&loop, UV_RUN_ONCE);
-    if (!verdict)
-        return UserError{"the step ended before the nodes agreed on the interconnect profile"};
+    if (stopping)
+        return UserError{"stopped during the profile rendezvous: " + stopReason};
     mark(timeline::Mark::ProfileAgreed);
-    if (!verdict->empty())
-        logLine("interconnect profile entries withheld for " + std::to_string(verdict->size()) +
+    if (!(*verdict)->empty())
+        logLine("interconnect profile entries withheld for " + std::to_string((*verdict)->size()) +
                 " of the step's nodes");
-    return std::move(*verdict);
+    return std::move(**verdict);
 }
 
 void Server::checkRecordsAtFirstFence(const StepModex &modex) {
-    host->setFirstFenceGate([this, &modex](std::function<void(bool)> pass) {
+    host->setFirstFenceGate([this, expected = modex.expectedLocalRecords()](
+                                std::function<void(bool)> pass) {
         auto read = [this](std::uint32_t rank, const std::string &key,
                            std::function<void(std::optional<std::string>)> done) {
             host->committedValue(rank, key, std::move(done));
         };
-        checkCommittedRecords(modex.expectedLocalRecords(), read,
-                              [this, pass](std::optional<RecordMismatch> mismatch) {
-                                  if (mismatch) {
-                                      logLine(mismatch->line);
-                                      if (link)
-                                          link->abort(mismatch->rank, 1, mismatch->line);
-                                  }
-                                  pass(!mismatch);
-                              });
+        checkCommittedRecords(expected, read, [this, pass](std::optional<RecordMismatch> mismatch) {
+            if (mismatch) {
+                logLine(mismatch->line);
+                if (link)
+                    link->abort(mismatch->rank, 1, mismatch->line);
+            }
+            pass(!mismatch);
+        });
     });
 }
 
@@ -252,6 +255,7 @@ void Server::stop(const std::string &why, int code) {
     if (stopping)
         return;
     stopping = true;
+    stopReason = why;
     exitCode = code;
     logLine("stopping: " + why);
     if (link)

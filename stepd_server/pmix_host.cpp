@@ -196,7 +196,9 @@ Expected<bool> PmixHost::start() {
         if (rc != PMIX_SUCCESS)
             return UserError{std::string("PMIx_server_init failed: ") + PMIx_Error_string(rc)};
         initialized_ = true;
-        return registerNamespace();
+        auto registered = registerNamespace();
+        serveHeldModex(registered ? PMIX_SUCCESS : PMIX_ERR_INIT);
+        return registered;
     } catch (const std::exception &e) {
         return UserError{e.what()};
     }
@@ -580,7 +582,25 @@ void PmixHost::committedValue(std::uint32_t rank, const std::string &key,
     }
 }
 
+void PmixHost::serveHeldModex(pmix_status_t status) {
+    serving_ = status == PMIX_SUCCESS;
+    auto held = std::move(heldModex_);
+    heldModex_.clear();
+    for (auto &[rank, done] : held) {
+        if (serving_)
+            localModex(rank, std::move(done));
+        else
+            done(status, {});
+    }
+}
+
 void PmixHost::localModex(std::uint32_t rank, DataReply done) {
+    // With a profile, this server joins srun's rendezvous before PMIx
+    // serves: another node's request waits until it does.
+    if (!serving_) {
+        heldModex_.emplace_back(rank, std::move(done));
+        return;
+    }
     pmix_proc_t proc;
     pmix_nspace_t ns;
     PMIX_LOAD_NSPACE(ns, config_.nspace.c_str());

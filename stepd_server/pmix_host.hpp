@@ -95,6 +95,11 @@ private:
     pmix_topology_t pmixTopology_{}; // PMIx keeps a pointer to this
     hwloc_const_bitmap_t stepCpuset_;
     bool initialized_ = false;
+    // Other nodes' direct-modex requests that came before the namespace
+    // was registered, answered once it is (serveHeldModex).
+    bool serving_ = false;
+    std::vector<std::pair<std::uint32_t, DataReply>> heldModex_;
+    void serveHeldModex(pmix_status_t status);
     ServedProfile profile_;
     timeline::ExchangeCounters counters_; // loop thread
 };

@@ -84,6 +84,8 @@ Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
             return mode.error();
         c.modex = *mode;
         c.modexPorts = args["--modex-ports"];
+        c.siteModexPorts =
+            args.count("--site-modex-ports") ? args["--site-modex-ports"] : c.modexPorts;
         if (c.modex == modex::ModexMode::Profile && c.modexPorts.empty())
             return UserError{"--modex profile needs --modex-ports BASE-END"};
     }

@@ -17,6 +17,7 @@ using modex::ModexMode;
 using modexless::OpenMpiLayout;
 
 constexpr std::size_t kMaxNodesWithFabricDevices = 256;
+constexpr std::size_t kMaxModexlessRanks = 16384;
 
 const std::vector<std::string> kAsyncEnvironment = {"OMPI_MCA_pmix_base_async_modex=1",
                                                     "OMPI_MCA_pmix_base_collect_data=0"};
@@ -83,12 +84,30 @@ StepModex::StepModex(const StepConfig &config) : config_(config) {
                     entries_[i] = &node;
     if (config.modex != ModexMode::Profile)
         return;
+    // PMIx 4.2.2 copies every rank's registered data into every client
+    // (552 bytes a key): the records of a huge step would cost each client
+    // more than the exchange they save.
+    if (plan.ranks.size() > kMaxModexlessRanks) {
+        rangeProblem_ = "the step's " + std::to_string(plan.ranks.size()) +
+                        " ranks are more than a modex-less launch serves (" +
+                        std::to_string(kMaxModexlessRanks) +
+                        "): every client would hold every rank's TCP records";
+        return;
+    }
     auto range = modexless::parsePortRange(config.modexPorts, "modex_ports");
     if (!range) {
         rangeProblem_ = range.error().message;
         return;
     }
     range_ = *range;
+    auto site = modexless::parsePortRange(
+        config.siteModexPorts.empty() ? config.modexPorts : config.siteModexPorts, "modex_ports");
+    if (!site || range_->first < site->first || range_->last > site->last) {
+        rangeProblem_ = "srun asked for modex_ports=" + config.modexPorts +
+                        ", not within this node's modex_ports=" + config.siteModexPorts +
+                        " (plugstack.conf differs between srun's host and the nodes)";
+        return;
+    }
     const bool perMachine = nodesShareAnAddress(entries_);
     std::vector<std::uint32_t> onNode(plan.nodes.size(), 0);
     std::uint32_t needed = 0;
@@ -160,14 +179,20 @@ OwnEntryCheck StepModex::checkOwnNode(const std::string &sysfsRoot,
                                                              : "include=" + config_.tcpIfInclude) +
                     ", and --modex=profile predicts Open MPI's TCP records for its default "
                     "interfaces only"};
-    const std::string expected = modexless::openMpi41TcpRecord(*entry, 1);
-    if (expected.empty())
+    if (modexless::openMpi41TcpRecord(*entry, 1).empty())
         return {false, "Open MPI would publish no TCP address of " + name};
-    if (auto differs = modexless::tcpRecordDifference(
-            OpenMpiLayout::v41, modexless::openMpi41TcpRecord(*live, 1), expected))
-        return {false, "Open MPI would publish other TCP addresses on " + name +
-                           " than its entry gives (" + *differs +
-                           "): an interface went up or down since it was profiled"};
+    // Both layouts: 5.0's carries the link speed, which the digest leaves out.
+    for (auto layout : {OpenMpiLayout::v41, OpenMpiLayout::v50}) {
+        auto record = [layout](const topology::NodeProfile &node) {
+            return layout == OpenMpiLayout::v41 ? modexless::openMpi41TcpRecord(node, 1)
+                                                : modexless::openMpi50TcpRecord(node, 1);
+        };
+        if (auto differs = modexless::tcpRecordDifference(layout, record(*live), record(*entry)))
+            return {false, "Open MPI would publish other TCP records on " + name +
+                               " than its entry gives (" + *differs +
+                               "): an interface went up or down or changed speed since it was "
+                               "profiled; update the profile (stepmap-profile update)"};
+    }
     if (auto problem = portProblem())
         return {false, *problem};
     return {true, ""};

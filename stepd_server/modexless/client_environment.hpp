@@ -9,8 +9,9 @@
 //   OMPI_MCA_btl_tcp_port_min_v6=PORT    the IPv6 listen socket (IPv6-only,
 //   OMPI_MCA_btl_tcp_port_range_v6=1     so it shares the number); both
 //                                        versions publish IPv6 addresses
-// The zero-byte barriers stay (async_mpi_init is left alone): without them a
-// peer that starts late makes connect() fail.
+//   OMPI_MCA_async_mpi_init=0            the zero-byte barrier at the end of
+//                                        MPI_Init stays: without it a peer
+//                                        that starts late makes connect() fail
 
 #include <cstdint>
 #include <string>

@@ -148,8 +148,9 @@ std::optional<std::string> tcpRecordDifference(OpenMpiLayout layout, std::string
 std::string tcpRecordMismatchLine(std::uint32_t rank, std::string_view difference) {
     return "rank " + std::to_string(rank) +
            " published a TCP record that differs from the profile's: " + std::string(difference) +
-           "; its peers were handed the profile's and would wait on it, so the step ends (run it "
-           "with --modex=async, and update the profile)";
+           "; its peers were handed the profile's and would wait on it, so the step ends (the "
+           "profile is out of date, or Open MPI reads interface settings stepmap does not see, "
+           "e.g. btl_tcp_if_include in an mca-params.conf; run it with --modex=async)";
 }
 
 } // namespace stepmap::modexless

@@ -23,7 +23,7 @@ std::optional<std::string> tcpRecordDifference(OpenMpiLayout layout, std::string
 
 // "rank 3 published a TCP record that differs from the profile's: port 41003
 // vs 40003; its peers were handed the profile's and would wait on it, so the
-// step ends (run it with --modex=async, and update the profile)". PMIx 4.2.2
+// step ends (the profile is out of date, or ...; run it with --modex=async)". PMIx 4.2.2
 // copies the job data, the predicted records with it, into every client as
 // it connects: a real record cannot replace one a peer already holds.
 std::string tcpRecordMismatchLine(std::uint32_t rank, std::string_view difference);

@@ -1,6 +1,6 @@
 // writeProfileFile of profile_yaml.hpp: the whole file or nothing. The text
 // goes to a new file beside the target, is flushed to disk, and replaces
-// the target by rename(2), so a reader (a node server at step start, a
+// the target by rename(2), so a reader (srun starting a step, a
 // concurrent `check`) sees the old profile or the new one, never a part.
 
 #include "profile/profile_yaml.hpp"

@@ -54,6 +54,7 @@ void HubLink::onClosed(const std::string &why) {
 }
 
 void HubLink::leave() {
+    onProfileVerdict_ = nullptr;
     if (retry_)
         uv_timer_stop(retry_.get());
     const unsigned fences = fencesDone_ + (tree_ ? tree_->fencesDone() : 0);

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -87,8 +88,12 @@ struct RendezvousHub::State {
     // sent on as soon as it does (each requester has its own deadline).
     std::map<std::uint32_t, std::vector<std::string>> waitingForServer;
     // The profile rendezvous: each server's say on its own entry; the
-    // verdict goes out once every server has said it.
+    // verdict goes out once every server has said it, or a while after the
+    // first did (a server that never says, an older one or one that got no
+    // profile, is withheld rather than left to hold the others).
     std::map<std::uint32_t, bool> profileStates;
+    std::optional<std::string> profileVerdict; // the payload, once sent
+    uvnet::UvHandlePtr<uv_timer_t> profileDeadline;
 
     // Loop thread, after start.
     bool listen(std::string &error);
@@ -110,6 +115,7 @@ struct RendezvousHub::State {
     void onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onRankExit(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onProfileState(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void sendProfileVerdict();
     void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
     void fail(const std::string &why);
     void onWakeup();
@@ -405,18 +411,48 @@ void RendezvousHub::State::onProfileState(std::uint32_t node, uvnet::FrameConnec
         c.close("malformed or repeated profile state");
         return;
     }
+    if (profileVerdict) {
+        // Too late: the others went on without it, counting it withheld.
+        c.send(MessageType::ProfileVerdict, *profileVerdict);
+        return;
+    }
     profileStates[node] = m->usable;
     if (events.onProfileState)
         events.onProfileState(node, m->usable, m->reason);
-    if (profileStates.size() < serverNodes.size())
+    if (profileStates.size() == serverNodes.size()) {
+        sendProfileVerdict();
         return;
+    }
+    if (!profileDeadline) {
+        profileDeadline = uvnet::makeTimer(&loop);
+        profileDeadline->data = this;
+        uv_timer_start(
+            profileDeadline.get(),
+            [](uv_timer_t *t) { static_cast<State *>(t->data)->sendProfileVerdict(); },
+            static_cast<std::uint64_t>(settings.profileDeadlineMs), 0);
+    }
+}
+
+void RendezvousHub::State::sendProfileVerdict() {
+    if (profileVerdict)
+        return;
+    profileDeadline.reset();
     wire::ProfileVerdictMsg verdict;
-    for (auto [n, usable] : profileStates)
-        if (!usable)
+    for (auto n : serverNodes) {
+        auto it = profileStates.find(n);
+        if (it == profileStates.end() && events.onProfileState)
+            events.onProfileState(n, false,
+                                  "its server did not take part in the profile rendezvous within " +
+                                      std::to_string(settings.profileDeadlineMs) +
+                                      " ms of the first (no profile reached it, or it runs an "
+                                      "older stepmap)");
+        if (it == profileStates.end() || !it->second)
             verdict.withheld.push_back(n);
-    const std::string payload = wire::encode(verdict);
-    for (auto n : serverNodes)
-        sendTo(n, MessageType::ProfileVerdict, payload);
+    }
+    profileVerdict = wire::encode(verdict);
+    // Only to those that asked: the others registered without waiting.
+    for (auto [n, usable] : profileStates)
+        sendTo(n, MessageType::ProfileVerdict, *profileVerdict);
 }
 
 void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string &why) {
@@ -492,6 +528,7 @@ void RendezvousHub::State::stopLoop() {
     wakeup.reset();
     deadline.reset();
     sweep.reset();
+    profileDeadline.reset();
 }
 
 namespace {

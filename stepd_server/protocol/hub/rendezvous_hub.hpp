@@ -62,6 +62,9 @@ public:
         // Fences of every node run over a tree of node servers with this
         // fan-out (hub/fence_tree.hpp); 0: all fences through the hub.
         std::uint32_t fenceFanOut = 16;
+        // The profile rendezvous waits this long after the first server's
+        // say for the others; a server silent by then is withheld.
+        int profileDeadlineMs = 5000;
     };
 
     // nodeOfRank: the plan's node index per rank; servers run on the nodes

@@ -41,6 +41,7 @@ constexpr std::string_view kModexVariables[] = {
     "OMPI_MCA_pmix_base_async_modex", "OMPI_MCA_pmix_base_collect_data",
     "OMPI_MCA_btl_tcp_port_min_v4",   "OMPI_MCA_btl_tcp_port_range_v4",
     "OMPI_MCA_btl_tcp_port_min_v6",   "OMPI_MCA_btl_tcp_port_range_v6",
+    "OMPI_MCA_async_mpi_init",
 };
 
 bool validKey(std::string_view key) {

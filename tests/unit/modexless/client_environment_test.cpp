@@ -13,5 +13,6 @@ TEST(ClientEnvironment, AsyncModexNoCollectionAndThePinnedPort) {
               (std::vector<std::string>{
                   "OMPI_MCA_pmix_base_async_modex=1", "OMPI_MCA_pmix_base_collect_data=0",
                   "OMPI_MCA_btl_tcp_port_min_v4=40003", "OMPI_MCA_btl_tcp_port_range_v4=1",
-                  "OMPI_MCA_btl_tcp_port_min_v6=40003", "OMPI_MCA_btl_tcp_port_range_v6=1"}));
+                  "OMPI_MCA_btl_tcp_port_min_v6=40003", "OMPI_MCA_btl_tcp_port_range_v6=1",
+                  "OMPI_MCA_async_mpi_init=0"}));
 }

@@ -84,7 +84,9 @@ TEST(RecordCheck, LogLine) {
     EXPECT_EQ(tcpRecordMismatchLine(3, "port 41003 vs 40003"),
               "rank 3 published a TCP record that differs from the profile's: port 41003 vs "
               "40003; its peers were handed the profile's and would wait on it, so the step "
-              "ends (run it with --modex=async, and update the profile)");
+              "ends (the profile is out of date, or Open MPI reads interface settings stepmap "
+              "does not see, e.g. btl_tcp_if_include in an mca-params.conf; run it with "
+              "--modex=async)");
 }
 
 TEST(RecordCheck, AnExpectedRecordOfNoWholeEntryIsNamedBySizeToo) {

@@ -83,7 +83,7 @@ public:
     }
 
     void startHub(std::vector<std::uint32_t> nodeOfRank, std::uint32_t nodeCount,
-                  std::uint32_t fanOut) {
+                  std::uint32_t fanOut, int profileDeadlineMs = 5000) {
         links_.clear();
         hub_.reset();
         nodeOfRank_ = nodeOfRank;
@@ -91,6 +91,7 @@ public:
         hub::RendezvousHub::Settings s;
         s.host = "127.0.0.1";
         s.fenceFanOut = fanOut;
+        s.profileDeadlineMs = profileDeadlineMs;
         std::string error;
         hub_ = hub::RendezvousHub::start(nodeOfRank, nodeCount, secret_, events_, s, error);
         ASSERT_TRUE(hub_) << error;
@@ -397,6 +398,39 @@ TEST_F(HubLinkTest, EveryServerLearnsWhichProfileEntriesAreWithheldOnceAllHaveSa
     std::lock_guard lock(mutex_);
     EXPECT_EQ(reasons[1], "stale: interface veth0 added");
     EXPECT_EQ(reasons[0], "usable");
+    EXPECT_TRUE(lost_.empty());
+}
+
+// A server that never says (an older stepmap, or no profile reached it)
+// does not hold the others: once the deadline after the first say passes,
+// it is withheld, srun hears why, and if it speaks later it is told the same.
+TEST_F(HubLinkTest, AServerThatNeverSaysIsWithheldAfterTheDeadline) {
+    std::map<std::uint32_t, std::string> reasons;
+    events_.onProfileState = [&](std::uint32_t node, bool usable, const std::string &why) {
+        std::lock_guard lock(mutex_);
+        reasons[node] = (usable ? "usable" : "withheld: ") + why;
+    };
+    startHub({0, 1, 2}, 3, 16, 300);
+    std::vector<FakeHost> hosts(3);
+    std::vector<std::optional<std::vector<std::uint32_t>>> verdicts(3);
+    for (std::uint32_t n = 0; n < 3; ++n)
+        link(n, hosts[n]).connect();
+    for (std::uint32_t n : {0u, 1u})
+        links_[n]->askProfileVerdict(
+            true, "", [&verdicts, n](std::vector<std::uint32_t> w) { verdicts[n] = std::move(w); });
+    ASSERT_TRUE(runUntil([&] { return verdicts[0] && verdicts[1]; }));
+    EXPECT_EQ(*verdicts[0], std::vector<std::uint32_t>{2});
+    EXPECT_EQ(*verdicts[1], std::vector<std::uint32_t>{2});
+    {
+        std::lock_guard lock(mutex_);
+        EXPECT_EQ(reasons[2], "withheld: its server did not take part in the profile rendezvous "
+                              "within 300 ms of the first (no profile reached it, or it runs an "
+                              "older stepmap)");
+    }
+    links_[2]->askProfileVerdict(
+        true, "", [&verdicts](std::vector<std::uint32_t> w) { verdicts[2] = std::move(w); });
+    ASSERT_TRUE(runUntil([&] { return verdicts[2].has_value(); }));
+    EXPECT_EQ(*verdicts[2], std::vector<std::uint32_t>{2});
     EXPECT_TRUE(lost_.empty());
 }
 

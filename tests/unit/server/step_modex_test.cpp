@@ -107,8 +107,12 @@ TEST(StepModex, ANodeWithoutAnEntryOrAProfileSaysSo) {
 // 1 share their addresses, as one machine: a port per rank).
 TEST(StepModex, WhyANodeCannotGoModexlessIsNamed) {
     struct Case {
-        std::string include, ports, reason;
+        std::string include, ports, reason, sitePorts = "";
     } cases[] = {
+        {"", "24000-24099",
+         "srun asked for modex_ports=24000-24099, not within this node's "
+         "modex_ports=24050-24999 (plugstack.conf differs between srun's host and the nodes)",
+         "24050-24999"},
         {"lo", "24000-24099",
          "the job sets OMPI_MCA_btl_tcp_if_include=lo, and --modex=profile predicts Open MPI's "
          "TCP records for its default interfaces only"},
@@ -120,6 +124,7 @@ TEST(StepModex, WhyANodeCannotGoModexlessIsNamed) {
         auto c = threeNodes(modex::ModexMode::Profile, 0, "stepmap.7.0");
         c.tcpIfInclude = tc.include;
         c.modexPorts = tc.ports;
+        c.siteModexPorts = tc.sitePorts;
         auto own = StepModex(c).checkOwnNode(sysfsFixture(kRoot), {});
         EXPECT_FALSE(own.usable);
         EXPECT_EQ(own.reason, tc.reason);
