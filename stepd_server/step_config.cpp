@@ -26,10 +26,11 @@ constexpr int kMaxProfilePieces = 16;
 // one, is refused.
 Expected<Arguments> readArguments(int argc, char **argv) {
     static const char *known[] = {
-        "--nspace",     "--node-index",   "--tmpdir",         "--hub",
-        "--ready-fd",   "--watch-pid",    "--launched-at",    "--dmodex-timeout",
-        "--step-cores", "--topology-xml", "--client-auth",    "--client-mount-namespace",
-        "--modex",      "--modex-ports",  "--tcp-if-include", "--tcp-if-exclude"};
+        "--nspace",          "--node-index",   "--tmpdir",         "--hub",
+        "--ready-fd",        "--watch-pid",    "--launched-at",    "--dmodex-timeout",
+        "--step-cores",      "--topology-xml", "--client-auth",    "--client-mount-namespace",
+        "--modex",           "--modex-ports",  "--tcp-if-include", "--tcp-if-exclude",
+        "--site-modex-ports"};
     Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];

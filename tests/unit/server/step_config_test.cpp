@@ -130,10 +130,11 @@ TEST_F(StepConfigTest, ReadsEveryOptionalField) {
 
 TEST_F(StepConfigTest, ReadsTheModexModeItsPortsAndTheJobsInterfaceChoice) {
     auto c = parse(arguments({"--modex", "profile", "--modex-ports", "24000-25999",
-                              "--tcp-if-include", "eth0"}));
+                              "--site-modex-ports", "20000-29999", "--tcp-if-include", "eth0"}));
     ASSERT_TRUE(c) << c.error().message;
     EXPECT_EQ(c->modex, modex::ModexMode::Profile);
     EXPECT_EQ(c->modexPorts, "24000-25999");
+    EXPECT_EQ(c->siteModexPorts, "20000-29999");
     EXPECT_EQ(c->tcpIfInclude, "eth0");
     EXPECT_TRUE(c->tcpIfExclude.empty());
     auto plain = parse(arguments());
