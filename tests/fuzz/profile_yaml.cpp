@@ -3,8 +3,8 @@
 // controls, in every node server. An error names the input; a profile that
 // loads is written back to text that loads as the same profile.
 
-#include "fuzz_check.hpp"
 #include "profile/profile_yaml.hpp"
+#include "fuzz_check.hpp"
 
 using namespace stepmap;
 

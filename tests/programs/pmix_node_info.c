@@ -37,11 +37,10 @@ int main(int argc, char **argv) {
         return 1;
     for (int i = 1; me.rank == 0 && i < argc; ++i) {
         char digest[128] = "", interfaces[8192] = "";
-        pmix_status_t rc = node_string(&me, argv[i], "stepmap.profile.digest", digest,
-                                       sizeof digest);
+        pmix_status_t rc =
+            node_string(&me, argv[i], "stepmap.profile.digest", digest, sizeof digest);
         if (rc == PMIX_SUCCESS)
-            rc = node_string(&me, argv[i], "stepmap.net.interfaces", interfaces,
-                             sizeof interfaces);
+            rc = node_string(&me, argv[i], "stepmap.net.interfaces", interfaces, sizeof interfaces);
         if (rc != PMIX_SUCCESS) {
             printf("%s not-found %s\n", argv[i], PMIx_Error_string(rc));
             continue;
