@@ -337,10 +337,12 @@ void StepdSide::addModexSettings(ServerLaunch &launch, spank_t sp) const {
                             colon == std::string::npos ? site_.modexPorts : text.substr(colon + 1),
                             "--site-modex-ports", site_.modexPorts});
     }
-    // Open MPI publishes the interfaces these select: the server predicts
-    // the ranks' TCP records with the same choice.
+    // Open MPI publishes the interfaces the first two select: the server
+    // predicts the ranks' TCP records with the same choice; the ports Slurm
+    // reserved for the step (MpiParams=ports) are the ranks' to pin.
     for (auto [variable, arg] : {std::pair{"OMPI_MCA_btl_tcp_if_include", "--tcp-if-include"},
-                                 std::pair{"OMPI_MCA_btl_tcp_if_exclude", "--tcp-if-exclude"}}) {
+                                 std::pair{"OMPI_MCA_btl_tcp_if_exclude", "--tcp-if-exclude"},
+                                 std::pair{"SLURM_STEP_RESV_PORTS", "--resv-ports"}}) {
         auto value = jobVariable(sp, variable, 4096);
         if (value && *value && !(*value)->empty())
             launch.args.insert(launch.args.end(), {arg, **value});

@@ -25,12 +25,24 @@ constexpr int kMaxProfilePieces = 16;
 // The arguments by name; an unknown or valueless one, or a missing required
 // one, is refused.
 Expected<Arguments> readArguments(int argc, char **argv) {
-    static const char *known[] = {
-        "--nspace",          "--node-index",   "--tmpdir",         "--hub",
-        "--ready-fd",        "--watch-pid",    "--launched-at",    "--dmodex-timeout",
-        "--step-cores",      "--topology-xml", "--client-auth",    "--client-mount-namespace",
-        "--modex",           "--modex-ports",  "--tcp-if-include", "--tcp-if-exclude",
-        "--site-modex-ports"};
+    static const char *known[] = {"--nspace",
+                                  "--node-index",
+                                  "--tmpdir",
+                                  "--hub",
+                                  "--ready-fd",
+                                  "--watch-pid",
+                                  "--launched-at",
+                                  "--dmodex-timeout",
+                                  "--step-cores",
+                                  "--topology-xml",
+                                  "--client-auth",
+                                  "--client-mount-namespace",
+                                  "--modex",
+                                  "--modex-ports",
+                                  "--tcp-if-include",
+                                  "--tcp-if-exclude",
+                                  "--site-modex-ports",
+                                  "--resv-ports"};
     Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -90,6 +102,7 @@ Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
         if (c.modex == modex::ModexMode::Profile && c.modexPorts.empty())
             return UserError{"--modex profile needs --modex-ports BASE-END"};
     }
+    c.reservedPorts = args["--resv-ports"];
     c.tcpIfInclude = args["--tcp-if-include"];
     c.tcpIfExclude = args["--tcp-if-exclude"];
     return true;

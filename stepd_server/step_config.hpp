@@ -39,6 +39,9 @@ struct StepConfig {
     std::string modexPorts;
     // This node's own modex_ports: srun's range must lie within it.
     std::string siteModexPorts;
+    // SLURM_STEP_RESV_PORTS (MpiParams=ports): used instead of the range
+    // where the step's nodes have addresses of their own.
+    std::string reservedPorts;
     // The job's OMPI_MCA_btl_tcp_if_include / _exclude: which interfaces
     // Open MPI publishes (empty: its defaults).
     std::string tcpIfInclude, tcpIfExclude;
@@ -56,7 +59,8 @@ std::string clientTmpdir(const StepConfig &c);
 //       --step-cores LIST [--watch-pid P] [--launched-at USEC] [--dmodex-timeout S]
 //       [--topology-xml FILE]
 //       [--client-auth munge|native] [--modex fence|async|profile --modex-ports BASE-END]
-//       [--site-modex-ports BASE-END] [--tcp-if-include LIST] [--tcp-if-exclude LIST]
+//       [--site-modex-ports BASE-END] [--resv-ports LIST]
+//       [--tcp-if-include LIST] [--tcp-if-exclude LIST]
 // environment: STEPMAP_PLAN, STEPMAP_SECRET, STEPMAP_PROFILE and its further
 // pieces STEPMAP_PROFILE_1 ... _15 (optional)
 Expected<StepConfig> parseStepConfig(int argc, char **argv);

@@ -94,6 +94,40 @@ StepModex::StepModex(const StepConfig &config) : config_(config) {
                         "): every client would hold every rank's TCP records";
         return;
     }
+    const bool perMachine = nodesShareAnAddress(entries_);
+    std::vector<std::uint32_t> onNode(plan.nodes.size(), 0);
+    std::uint32_t needed = 0;
+    portIndex_.reserve(plan.ranks.size());
+    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r) {
+        const std::uint32_t index = perMachine ? r : onNode[plan.ranks[r].node]++;
+        portIndex_.push_back(index);
+        needed = std::max(needed, index + 1);
+    }
+    // Slurm's ports reserved for the step (MpiParams=ports), the same on
+    // every node: taken by node-local index where nodes have addresses of
+    // their own (on one machine they would collide across nodes).
+    if (!config.reservedPorts.empty() && !perMachine) {
+        useReservedPorts(needed);
+        return;
+    }
+    usePortRange(needed, perMachine);
+}
+
+void StepModex::useReservedPorts(std::uint32_t needed) {
+    auto ports = modexless::parseReservedPorts(config_.reservedPorts);
+    if (!ports)
+        rangeProblem_ = "SLURM_STEP_RESV_PORTS: " + ports.error().message;
+    else if (ports->size() < needed)
+        rangeProblem_ = "Slurm reserved " + std::to_string(ports->size()) +
+                        (ports->size() == 1 ? " port" : " ports") +
+                        " for the step (SLURM_STEP_RESV_PORTS=" + config_.reservedPorts +
+                        "), and its fullest node runs " + std::to_string(needed) + " ranks";
+    else
+        reserved_ = std::move(ports.value());
+}
+
+void StepModex::usePortRange(std::uint32_t needed, bool perMachine) {
+    const StepConfig &config = config_;
     auto range = modexless::parsePortRange(config.modexPorts, "modex_ports");
     if (!range) {
         rangeProblem_ = range.error().message;
@@ -107,15 +141,6 @@ StepModex::StepModex(const StepConfig &config) : config_(config) {
                         ", not within this node's modex_ports=" + config.siteModexPorts +
                         " (plugstack.conf differs between srun's host and the nodes)";
         return;
-    }
-    const bool perMachine = nodesShareAnAddress(entries_);
-    std::vector<std::uint32_t> onNode(plan.nodes.size(), 0);
-    std::uint32_t needed = 0;
-    portIndex_.reserve(plan.ranks.size());
-    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r) {
-        const std::uint32_t index = perMachine ? r : onNode[plan.ranks[r].node]++;
-        portIndex_.push_back(index);
-        needed = std::max(needed, index + 1);
     }
     const std::uint32_t size = range_->last - range_->first + 1u;
     if (needed > size)
@@ -132,7 +157,11 @@ const topology::NodeProfile *StepModex::entryOf(std::uint32_t node) const {
 }
 
 std::optional<std::uint16_t> StepModex::port(std::uint32_t rank) const {
-    if (!range_ || !rangeProblem_.empty() || rank >= portIndex_.size())
+    if (!rangeProblem_.empty() || rank >= portIndex_.size())
+        return std::nullopt;
+    if (!reserved_.empty())
+        return reserved_[portIndex_[rank]];
+    if (!range_)
         return std::nullopt;
     const std::uint32_t size = range_->last - range_->first + 1u;
     return static_cast<std::uint16_t>(range_->first + (offset_ + portIndex_[rank]) % size);

@@ -48,10 +48,13 @@ public:
 private:
     const topology::NodeProfile *entryOf(std::uint32_t node) const;
     std::optional<std::string> portProblem() const;
+    void useReservedPorts(std::uint32_t needed);
+    void usePortRange(std::uint32_t needed, bool perMachine);
 
     const StepConfig &config_;
     std::vector<const topology::NodeProfile *> entries_; // by plan node; null: none
     std::optional<modexless::PortRange> range_;
+    std::vector<std::uint16_t> reserved_; // Slurm's, when used
     std::string rangeProblem_;
     // Port index per rank: its global rank when nodes share an address (one
     // machine), else its index on its node; turned by the step's offset.

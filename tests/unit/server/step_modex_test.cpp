@@ -155,6 +155,27 @@ TEST(StepModex, NodesOfTheirOwnAddressesReuseThePortsOfOtherNodes) {
     EXPECT_NE(m.port(0), m.port(3));
 }
 
+// Slurm's reserved ports (MpiParams=ports), the same on every node, by the
+// rank's index on its node, where nodes have addresses of their own.
+TEST(StepModex, SlurmsReservedPortsAreTakenWhereNodesHaveTheirOwnAddresses) {
+    auto c = threeNodes(modex::ModexMode::Profile, 0, "stepmap.7.0");
+    c.profile->nodes.erase(c.profile->nodes.begin() + 1); // n2 no longer like node 0
+    c.reservedPorts = "12000-12001";
+    StepModex m(c);
+    EXPECT_EQ(m.port(0), std::optional<std::uint16_t>(12000)); // first on node 0
+    EXPECT_EQ(m.port(3), std::optional<std::uint16_t>(12001)); // second on node 0
+    EXPECT_EQ(m.port(2), std::optional<std::uint16_t>(12000)); // first on node 2
+    c.reservedPorts = "12000";
+    EXPECT_EQ(StepModex(c).checkOwnNode(sysfsFixture(kRoot), {}).reason,
+              "Slurm reserved 1 port for the step (SLURM_STEP_RESV_PORTS=12000), and its "
+              "fullest node runs 2 ranks");
+    // Nodes sharing one machine's addresses would collide on them: the
+    // site's range, one port per rank.
+    auto shared = threeNodes(modex::ModexMode::Profile, 0, "stepmap.7.0");
+    shared.reservedPorts = "12000-12001";
+    EXPECT_GE(*StepModex(shared).port(3), 24000);
+}
+
 TEST(StepModex, TheNextJobsStepTakesOtherPorts) {
     auto ports = [](const std::string &nspace) {
         std::set<std::uint16_t> out;
