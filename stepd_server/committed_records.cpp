@@ -22,16 +22,15 @@ struct Walk : std::enable_shared_from_this<Walk> {
             done(std::nullopt);
             return;
         }
-        const ExpectedRecords &r = ranks[next];
+        const std::uint32_t rank = ranks[next].rank;
         auto self = shared_from_this();
-        read(r.rank, std::string(modexless::tcpModexKey(OpenMpiLayout::v41)),
-             [self](std::optional<std::string> v41) {
+        read(rank, std::string(modexless::tcpModexKey(OpenMpiLayout::v41)),
+             [self, rank](std::optional<std::string> v41) {
                  if (v41) {
                      self->judge(OpenMpiLayout::v41, *v41);
                      return;
                  }
-                 const ExpectedRecords &r = self->ranks[self->next];
-                 self->read(r.rank, std::string(modexless::tcpModexKey(OpenMpiLayout::v50)),
+                 self->read(rank, std::string(modexless::tcpModexKey(OpenMpiLayout::v50)),
                             [self](std::optional<std::string> v50) {
                                 if (v50)
                                     self->judge(OpenMpiLayout::v50, *v50);
