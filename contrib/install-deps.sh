@@ -12,6 +12,7 @@ pkgs=(
   openmpi-bin libopenmpi-dev python3-mpi4py libmpich-dev
   libssl-dev
   util-linux procps iproute2
+  librsvg2-bin  # rsvg-convert: tests/cli/plan_svg_test.py renders the plan picture
 )
 if [ "${1:-}" = --clang ]; then
   pkgs+=(clang-14 libclang-rt-14-dev llvm-14)
