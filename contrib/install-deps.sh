@@ -13,6 +13,7 @@ pkgs=(
   libssl-dev
   util-linux procps iproute2
   groff-base
+  librsvg2-bin  # rsvg-convert: tests/cli/plan_svg_test.py renders the plan picture
 )
 if [ "${1:-}" = --clang ]; then
   pkgs+=(clang-14 libclang-rt-14-dev llvm-14)

@@ -59,8 +59,11 @@ Expected<bool> setOutput(CliOptions &options, const std::string &value) {
         options.output = OutputFormat::Map;
     else if (value == "json")
         options.output = OutputFormat::Json;
+    else if (value == "svg")
+        options.output = OutputFormat::Svg;
     else
-        return UserError{"--output " + quoted(value) + ": unknown format (accepted: map, json)"};
+        return UserError{"--output " + quoted(value) +
+                         ": unknown format (accepted: map, json, svg)"};
     return true;
 }
 
@@ -196,7 +199,8 @@ Placement (as srun with stepmap):
     -n, --map-by, --rank-by and --bind-to belong to their application
     context; one given only before the first ':' applies to the whole job.
 Output:
-  --output map|json       mpirun's job map (default) or the plan as JSON
+  --output map|json|svg   mpirun's job map (default), the plan as JSON, or
+                          as an SVG picture (nodes, cores, ranks on them)
   --bindings prrte|logical|mask   how bound CPUs are written in the map
   --display-map           accepted (the map is always shown)
 Exit status: 0 plan shown; 1 planning refused the request; 2 bad input.

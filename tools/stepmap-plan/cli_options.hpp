@@ -20,7 +20,7 @@ struct CliApp {
     std::optional<std::string> bindTo;
 };
 
-enum class OutputFormat { Map, Json };
+enum class OutputFormat { Map, Json, Svg };
 
 struct CliOptions {
     bool help = false;

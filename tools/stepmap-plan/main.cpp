@@ -1,6 +1,7 @@
 // stepmap-plan: computes the launch plan srun with stepmap's options would
 // start, from an allocation given on the command line (or Slurm's), and
-// prints it as mpirun's job map or as JSON. Launches nothing.
+// prints it as mpirun's job map, as JSON or as an SVG picture. Launches
+// nothing.
 
 #include <cstdio>
 #include <string>
@@ -11,6 +12,7 @@
 #include "cli_options.hpp"
 #include "cli_request.hpp"
 #include "plan/job_map.hpp"
+#include "plan/plan_svg.hpp"
 #include "planner/planner.hpp"
 
 namespace {
@@ -25,6 +27,37 @@ int fail(const std::string &message, int status) {
 
 void print(const std::string &text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+// The picture draws the nodes' hardware even when the request does not use
+// it; the plan is still made as srun makes it, without the models then.
+stepmap::Expected<stepmap::PlanResult>
+planFor(const stepmap::Allocation &nodes, const stepmap::PlanRequest &request, bool withModels) {
+    if (withModels)
+        return stepmap::planJob(nodes, request);
+    stepmap::Allocation plain = nodes;
+    for (stepmap::AllocatedNode &node : plain.nodes)
+        node.model.reset();
+    return stepmap::planJob(plain, request);
+}
+
+std::string formatted(const stepmap::cli::CliOptions &options,
+                      const stepmap::cli::CliAllocation &allocation,
+                      const stepmap::PlanResult &result) {
+    using namespace stepmap;
+    switch (options.output) {
+    case cli::OutputFormat::Json:
+        return formatPlanJson(result.plan);
+    case cli::OutputFormat::Svg:
+        return formatPlanSvg(
+            result.plan, allocation.allocation,
+            PlanSvgOptions{.title = allocation.jobId == "N/A" ? "" : "job " + allocation.jobId});
+    case cli::OutputFormat::Map:
+        break;
+    }
+    return formatJobMap(result.plan, reportedJobMapHeader(result.report, allocation.jobId),
+                        allocation.allocation,
+                        JobMapOptions{options.bindings, result.report.hwthreadCpus});
 }
 
 } // namespace
@@ -46,21 +79,15 @@ int main(int argc, char **argv) {
     auto allocation = loadAllocation(options.value());
     if (!allocation)
         return fail(allocation.error().message, kInputError);
-    auto hardware = addHardware(allocation.value(), options.value(),
-                                options->alwaysHardware || needsHardware(*request));
+    const bool planWithHardware = options->alwaysHardware || needsHardware(*request);
+    const bool drawn = options->output == OutputFormat::Svg;
+    auto hardware = addHardware(allocation.value(), options.value(), planWithHardware || drawn);
     if (!hardware)
         return fail(hardware.error().message, kInputError);
 
-    const Allocation &nodes = allocation->allocation;
-    auto result = planJob(nodes, request.value());
+    auto result = planFor(allocation->allocation, request.value(), planWithHardware || !drawn);
     if (!result)
         return fail(result.error().message, kPlanningError);
-    if (options->output == OutputFormat::Json) {
-        print(formatPlanJson(result->plan));
-    } else {
-        const JobMapHeader header = reportedJobMapHeader(result->report, allocation->jobId);
-        print(formatJobMap(result->plan, header, nodes,
-                           JobMapOptions{options->bindings, result->report.hwthreadCpus}));
-    }
+    print(formatted(options.value(), allocation.value(), result.value()));
     return std::fflush(stdout) == 0 ? 0 : fail("cannot write the plan", kInputError);
 }
