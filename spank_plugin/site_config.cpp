@@ -2,6 +2,8 @@
 
 #include "site_keys.hpp"
 
+#include "pinned_ports.hpp"
+
 #include <charconv>
 
 namespace stepmap::plugin {
@@ -17,15 +19,10 @@ bool seconds(const std::string &text, int &out) {
     return true;
 }
 
-// "BASE-END", 1024 <= BASE <= END <= 65535.
+// "BASE-END" (pinned_ports.hpp's form), above the privileged ports.
 bool portRange(const std::string &text) {
-    unsigned base = 0, end = 0;
-    const char *first = text.data(), *last = text.data() + text.size();
-    auto [dash, ec1] = std::from_chars(first, last, base);
-    if (ec1 != std::errc() || dash == last || *dash != '-')
-        return false;
-    auto [stop, ec2] = std::from_chars(dash + 1, last, end);
-    return ec2 == std::errc() && stop == last && base >= 1024 && base <= end && end <= 65535;
+    auto range = modexless::parsePortRange(text, "modex_ports");
+    return range && range->first >= 1024;
 }
 
 } // namespace

@@ -648,8 +648,14 @@ void SrunSide::exportModex() {
         logVerbose("not serving the site's interconnect profile: " + why);
     };
     auto profile = topology::readProfileFile(site_.profile);
-    if (!profile)
-        return unusable(profile.error().message);
+    if (!profile) {
+        // A broken site file is the site's to fix: said on every srun, not
+        // only with -v (a node without an entry is no fault).
+        if (needed)
+            return unusable(profile.error().message);
+        logInfo("not serving the site's interconnect profile: " + profile.error().message);
+        return;
+    }
     std::vector<std::string> names;
     for (const auto &node : plan_.nodes)
         names.push_back(node.name);

@@ -5,6 +5,7 @@
 
 #include "hub_collective.hpp"
 #include "owned_directory.hpp"
+#include "pinned_ports.hpp"
 #include "plan/step_bindings.hpp"
 #include "pmix_host.hpp"
 #include "ready/ready_report.hpp"
@@ -82,6 +83,25 @@ Expected<bool> resolveBindings(StepConfig &c, const topology::StepTopology &step
     return true;
 }
 
+// The kernel may hand pinned ports to any outgoing connection when they lie
+// among its ephemeral ports: said in the log (modex_ports is the site's).
+void warnIfEphemeral(const modexless::PortRange &pinned) {
+    auto small = [](const char *path) {
+        std::string text(256, '\0');
+        os::UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
+        const ssize_t n = fd ? ::read(fd.get(), text.data(), text.size()) : -1;
+        text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+        return text;
+    };
+    auto ephemeral =
+        modexless::parseLocalPortRange(small("/proc/sys/net/ipv4/ip_local_port_range"));
+    if (!ephemeral)
+        return;
+    if (auto warning = modexless::ephemeralOverlap(
+            pinned, *ephemeral, small("/proc/sys/net/ipv4/ip_local_reserved_ports")))
+        logLine("modex_ports: " + *warning);
+}
+
 // Everything the running server owns; torn down in reverse order.
 struct Server {
     explicit Server(StepConfig c) : config(std::move(c)), ready(config.readyFd) {}
@@ -153,6 +173,8 @@ Server::awaitProfileVerdict(const StepModex &modex, const topology::StepTopology
     const OwnEntryCheck own = modex.checkOwnNode("/", step.interfaceNuma);
     if (!own.usable)
         logLine("interconnect profile entry of this node not served: " + own.reason);
+    if (const auto range = modex.portRange())
+        warnIfEphemeral(*range);
     // Shared with the callback: a verdict that came after a stop lands here,
     // not in a frame that is gone.
     auto verdict = std::make_shared<std::optional<std::vector<std::uint32_t>>>();

@@ -1,6 +1,7 @@
 #include "step_modex.hpp"
 
 #include "client_environment.hpp"
+#include "interface_selection.hpp"
 #include "profile/profile_diff.hpp"
 #include "profile/sysfs_probe.hpp"
 #include "record_check.hpp"
@@ -8,6 +9,8 @@
 
 #include <cstdio>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace stepmap::server {
 
@@ -77,11 +80,14 @@ std::string joined(const std::vector<topology::ProfileDifference> &differences) 
 StepModex::StepModex(const StepConfig &config) : config_(config) {
     const LaunchPlan &plan = config.plan;
     entries_.assign(plan.nodes.size(), nullptr);
-    if (config.profile)
+    if (config.profile) {
+        std::unordered_map<std::string_view, const topology::NodeProfile *> byName;
         for (const auto &node : config.profile->nodes)
-            for (std::size_t i = 0; i < plan.nodes.size(); ++i)
-                if (plan.nodes[i].name == node.name)
-                    entries_[i] = &node;
+            byName.emplace(node.name, &node);
+        for (std::size_t i = 0; i < plan.nodes.size(); ++i)
+            if (auto it = byName.find(plan.nodes[i].name); it != byName.end())
+                entries_[i] = it->second;
+    }
     if (config.modex != ModexMode::Profile)
         return;
     // PMIx 4.2.2 copies every rank's registered data into every client
@@ -241,16 +247,24 @@ ServedProfile StepModex::served(const std::vector<std::uint32_t> &withheld) cons
             served.nodes[n] = *entries_[n];
     if (config_.modex != ModexMode::Profile)
         return served;
+    // What Open MPI publishes is a node's; only the port is the rank's.
+    struct Published {
+        std::vector<modexless::PublishedAddress> v41, v50;
+    };
+    std::vector<std::optional<Published>> byNode(entries_.size());
+    for (std::uint32_t n = 0; n < entries_.size(); ++n)
+        if (n != config_.nodeIndex && served.nodes[n])
+            byNode[n] = Published{modexless::openMpi41Addresses(*served.nodes[n]),
+                                  modexless::openMpi50Addresses(*served.nodes[n])};
     const auto &ranks = config_.plan.ranks;
     for (std::uint32_t r = 0; r < ranks.size(); ++r) {
-        const std::uint32_t n = ranks[r].node;
+        const auto &published = byNode[ranks[r].node];
         const auto p = port(r);
-        if (n == config_.nodeIndex || !served.nodes[n] || !p)
+        if (!published || !p)
             continue;
         for (auto layout : {OpenMpiLayout::v41, OpenMpiLayout::v50}) {
-            std::string record = layout == OpenMpiLayout::v41
-                                     ? modexless::openMpi41TcpRecord(*served.nodes[n], *p)
-                                     : modexless::openMpi50TcpRecord(*served.nodes[n], *p);
+            std::string record = modexless::tcpRecord(
+                layout, layout == OpenMpiLayout::v41 ? published->v41 : published->v50, *p);
             if (!record.empty())
                 served.rankData[r].emplace_back(std::string(modexless::tcpModexKey(layout)),
                                                 std::move(record));

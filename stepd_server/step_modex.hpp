@@ -42,6 +42,10 @@ public:
     std::vector<std::string> clientEnvironment(std::uint32_t rank, bool nodeServed) const;
     // What each of this node's ranks should commit (--modex=profile).
     std::vector<ExpectedRecords> expectedLocalRecords() const;
+    // The site's range the ports are pinned in, when used (not Slurm's).
+    std::optional<modexless::PortRange> portRange() const {
+        return reserved_.empty() && rangeProblem_.empty() ? range_ : std::nullopt;
+    }
     // The pinned TCP port of rank (--modex=profile), if it has one.
     std::optional<std::uint16_t> port(std::uint32_t rank) const;
 

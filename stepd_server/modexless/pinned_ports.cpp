@@ -76,17 +76,6 @@ Expected<PortRange> parsePortRange(std::string_view text, std::string_view what)
                      "e.g. 40000-40999"};
 }
 
-Expected<std::uint16_t> pinnedPort(const PortRange &range, std::uint32_t globalRank,
-                                   std::uint32_t rankCount) {
-    const std::uint32_t ports = range.last - range.first + 1u;
-    if (rankCount > ports || globalRank >= rankCount)
-        return UserError{"the port range " + std::to_string(range.first) + "-" +
-                         std::to_string(range.last) + " has " + std::to_string(ports) +
-                         " ports, too few for the step's " + std::to_string(rankCount) +
-                         " ranks (one port per rank); give a larger range"};
-    return static_cast<std::uint16_t>(range.first + globalRank);
-}
-
 Expected<std::vector<std::uint16_t>> parseReservedPorts(std::string_view text) {
     std::vector<std::uint16_t> ports;
     std::string_view rest = text;
@@ -103,17 +92,6 @@ Expected<std::vector<std::uint16_t>> parseReservedPorts(std::string_view text) {
             return ports;
         rest.remove_prefix(comma + 1);
     }
-}
-
-Expected<std::uint16_t> reservedPort(const std::vector<std::uint16_t> &ports,
-                                     std::uint32_t localIndex, std::uint32_t localCount) {
-    if (localCount > ports.size() || localIndex >= localCount)
-        return UserError{"Slurm reserved " + std::to_string(ports.size()) +
-                         " ports for the step on this node (SLURM_STEP_RESV_PORTS), too few "
-                         "for its " +
-                         std::to_string(localCount) +
-                         " tasks here; ask for --resv-ports=" + std::to_string(localCount)};
-    return ports[localIndex];
 }
 
 Expected<PortRange> parseLocalPortRange(std::string_view text) {

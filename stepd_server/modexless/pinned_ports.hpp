@@ -25,22 +25,10 @@ struct PortRange {
 // the setting in the error, e.g. "modexless_ports".
 Expected<PortRange> parsePortRange(std::string_view text, std::string_view what);
 
-// The port of the rank with this global rank in a step of rankCount ranks:
-// first + globalRank. The global rank, not the node-local index, because
-// node servers sharing one machine (the test cluster) share its addresses.
-// An error when the step has more ranks than the range has ports.
-Expected<std::uint16_t> pinnedPort(const PortRange &range, std::uint32_t globalRank,
-                                   std::uint32_t rankCount);
-
 // SLURM_STEP_RESV_PORTS, Slurm's ports reserved for the step on this node
 // ("12000-12015", or a list such as "12000,12004-12007"), in order; the
 // node-local task index picks its port. Strict: an error names the text.
 Expected<std::vector<std::uint16_t>> parseReservedPorts(std::string_view text);
-
-// The port of the node-local task `localIndex` from Slurm's reserved ports;
-// an error when the node runs more tasks than ports were reserved.
-Expected<std::uint16_t> reservedPort(const std::vector<std::uint16_t> &ports,
-                                     std::uint32_t localIndex, std::uint32_t localCount);
 
 // The kernel's ephemeral ports, /proc/sys/net/ipv4/ip_local_port_range
 // ("32768\t60999\n").

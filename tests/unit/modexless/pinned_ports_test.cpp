@@ -31,15 +31,6 @@ TEST(PinnedPorts, RefusesEveryOtherRangeText) {
             << bad;
 }
 
-TEST(PinnedPorts, PortIsBasePlusGlobalRank) {
-    const PortRange range{40000, 40003};
-    EXPECT_EQ(*pinnedPort(range, 0, 4), 40000);
-    EXPECT_EQ(*pinnedPort(range, 3, 4), 40003);
-    EXPECT_EQ(pinnedPort(range, 0, 5).error().message,
-              "the port range 40000-40003 has 4 ports, too few for the step's 5 ranks "
-              "(one port per rank); give a larger range");
-}
-
 TEST(PinnedPorts, ParsesSlurmsReservedPorts) {
     EXPECT_EQ(*parseReservedPorts("12000-12003"),
               (std::vector<std::uint16_t>{12000, 12001, 12002, 12003}));
@@ -51,14 +42,6 @@ TEST(PinnedPorts, ParsesSlurmsReservedPorts) {
                       ": expected ports or port ranges separated by commas, e.g. 12000-12015 "
                       "or 12000,12004-12007")
             << bad;
-}
-
-TEST(PinnedPorts, ReservedPortByLocalIndex) {
-    const std::vector<std::uint16_t> ports{12000, 12004};
-    EXPECT_EQ(*reservedPort(ports, 1, 2), 12004);
-    EXPECT_EQ(reservedPort(ports, 0, 3).error().message,
-              "Slurm reserved 2 ports for the step on this node (SLURM_STEP_RESV_PORTS), too "
-              "few for its 3 tasks here; ask for --resv-ports=3");
 }
 
 // A port a listening socket holds is not free; once it is closed it is.
