@@ -290,6 +290,23 @@ class ProfileTest(cluster.StepTestCase):
                          r"would wait on it, so the step ends")
         self.assertNotIn("ring ok", r.stdout)
 
+    def test_a_broken_site_profile_is_named_and_the_step_runs_without_it(self):
+        broken = cluster.write_user_file("format_version: 1\nnodes:\n  - name: n1\n    mtu: x\n")
+        try:
+            with site_profile(broken):
+                r = cluster.srun("-n", "4", "--map-by", "node", cluster.MPI_HELLO)
+                refused = cluster.srun("-n", "4", "--modex=profile", cluster.MPI_HELLO)
+        finally:
+            os.unlink(broken)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(len(cluster.hello_ranks(r.stdout)), 4, r.stdout + r.stderr)
+        self.assertIn("not serving the site's interconnect profile: " + broken + ":", r.stderr)
+        # Asked for by the user, it is an error before anything starts.
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("--modex=profile cannot use the site's interconnect profile: " + broken,
+                      refused.stderr)
+        self.assertEqual(cluster.hello_ranks(refused.stdout), {})
+
     def test_modex_profile_without_a_site_profile_is_refused_before_anything_starts(self):
         r = cluster.srun("-n", "4", "--modex=profile", cluster.MPI_EXCHANGE, "ring")
         self.assertNotEqual(r.returncode, 0)
