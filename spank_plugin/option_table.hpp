@@ -10,41 +10,28 @@ struct OptionSpec {
     const char *name; // long option, without "--"
     const char *arg;  // argument placeholder, nullptr for a flag
     const char *usage;
+    // The value may be left out (getopt_long's optional_argument, SPANK's
+    // has_arg 2): then it is written only as --name=value, never as the next
+    // word, and `arg` shows it in brackets.
+    bool valueOptional = false;
 };
 
 // In the order srun --help shows them.
+// `usage` is srun --help's one line: Slurm wraps it at 50 characters on an
+// 80-column terminal (tests/e2e/test_spine.py checks each stays one line);
+// man 8 stepmap has the rest.
 inline constexpr OptionSpec kOptionSpecs[] = {
-    {"host", "hosts",
-     "stepmap: run only on these allocated hosts (name, name:N caps at N slots, "
-     "!^a,b excludes)"},
-    {"hostfile", "file",
-     "stepmap: run only on the allocated hosts listed in file "
-     "(name [slots=N] [max_slots=M])"},
-    {"map-by", "policy",
-     "stepmap: place ranks as mpirun does: slot, node, seq, core, hwthread, "
-     "l1cache/l2cache/l3cache, numa, package, ppr:N:obj, pe-list=..., rankfile, "
-     "with modifiers (:OVERSUBSCRIBE, :PE=n, :SPAN, :HWTCPUS, :FILE=, ...)"},
-    {"rank-by", "policy", "stepmap: number the ranks by slot, node, fill or span"},
-    {"bind-to", "object",
-     "stepmap: bind each rank to none, hwthread, core, l1cache/l2cache/l3cache, numa or "
-     "package (:overload-allowed, :if-supported)"},
-    {"overbook", nullptr,
-     "stepmap: when there are more ranks than CPUs, spread them evenly (ParaStation "
-     "PSI_OVERBOOK)"},
-    {"loop-nodes-first", nullptr,
-     "stepmap: place one rank per node per pass, round robin (ParaStation "
-     "PSI_LOOP_NODES_FIRST)"},
-    {"nodes-sort", "kind",
-     "stepmap: order the nodes by PROC, LOAD (LOAD_1), LOAD_5, LOAD_15, PROC+LOAD or NONE "
-     "before placing (ParaStation PSI_NODES_SORT)"},
-    {"tpp", "N",
-     "stepmap: each rank takes N CPUs of one node (ParaStation PSI_TPP; falls back to "
-     "OMP_NUM_THREADS)"},
-    {"display-map", nullptr, "stepmap: print the job map before the step starts"},
-    {"modex", "mode",
-     "stepmap: how ranks exchange connection data at MPI_Init: fence (the MPI library's "
-     "default), async (at first contact) or profile (none: from the site's interconnect "
-     "profile)"},
+    {"host", "hosts", "run only on these allocated hosts (mpirun --host)"},
+    {"hostfile", "file", "run only on the allocated hosts listed in file"},
+    {"map-by", "policy", "place the ranks as mpirun --map-by does"},
+    {"rank-by", "policy", "number the ranks as mpirun --rank-by does"},
+    {"bind-to", "object", "bind each rank as mpirun --bind-to does"},
+    {"overbook", nullptr, "spread ranks evenly past the CPUs (PSI_OVERBOOK)"},
+    {"loop-nodes-first", nullptr, "one rank per node per pass (PSI_LOOP_NODES_FIRST)"},
+    {"nodes-sort", "kind", "order the nodes first: PROC, LOAD, ... NONE"},
+    {"tpp", "N", "give each rank N CPUs of one node (PSI_TPP)"},
+    {"display-map", "[svg:FILE]", "print the job map; =svg:FILE draws it in FILE", true},
+    {"modex", "mode", "MPI_Init's data exchange: fence, async, profile"},
 };
 
 inline constexpr int kOptionCount = static_cast<int>(sizeof kOptionSpecs / sizeof kOptionSpecs[0]);

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include "display_map.hpp"
 #include "hosts/host_list.hpp"
 #include "modex/modex_mode.hpp"
 #include "request/map_policy.hpp"
@@ -20,7 +21,7 @@ const std::vector<OptionSpec> &optionSpecs() {
 std::map<std::string, bool> optionArity() {
     std::map<std::string, bool> m;
     for (auto &s : optionSpecs())
-        m[s.name] = s.arg != nullptr;
+        m[s.name] = s.arg != nullptr && !s.valueOptional;
     return m;
 }
 
@@ -69,7 +70,7 @@ StepmapOptions mergeOptions(const std::map<std::string, std::string> &commandLin
     o.loopNodesFirst = pick("loop-nodes-first").has_value();
     o.nodesSort = pick("nodes-sort");
     o.tpp = pick("tpp");
-    o.displayMap = pick("display-map").has_value();
+    o.displayMap = pick("display-map");
     o.modex = pick("modex");
     return o;
 }
@@ -103,6 +104,10 @@ Expected<bool> checkOptionValue(const std::string &name, const std::string &valu
         auto mode = modex::parseModexMode(value, "--modex");
         if (!mode)
             return mode.error();
+    } else if (name == "display-map") {
+        auto request = parseDisplayMap(value);
+        if (!request)
+            return request.error();
     } else if (name == "hostfile") {
         if (value.empty())
             return UserError{"--hostfile needs a file name"};

@@ -17,7 +17,8 @@ namespace stepmap::plugin {
 
 // The options, in the order srun --help shows them.
 const std::vector<OptionSpec> &optionSpecs();
-// name -> takes a value.
+// name -> takes the next word as its value when not written --name=value
+// (false for a flag and for an option whose value may be left out).
 std::map<std::string, bool> optionArity();
 
 struct StepmapOptions {
@@ -30,7 +31,7 @@ struct StepmapOptions {
     bool loopNodesFirst = false;
     std::optional<std::string> nodesSort;
     std::optional<std::string> tpp;
-    bool displayMap = false;
+    std::optional<std::string> displayMap; // as written; display_map.hpp reads it
     std::optional<std::string> modex;
 
     bool any() const {

@@ -1,12 +1,16 @@
 #pragma once
 
 // The plugin's arguments in plugstack.conf, e.g.
-//   required /usr/lib/slurm/stepmap.so server=/usr/libexec/stepmap-stepd tmpdir=/tmp
-// Every default is set first; each key=value is then validated. An unknown
-// key or a bad value is an error naming both.
+//   required /usr/lib/slurm/stepmap.so config=/etc/slurm/stepmap.yaml
+// and the site policy file config= names (stepmap.yaml(5)). Every default
+// is set first; each key=value is then validated, then the file is read. An
+// unknown key or a bad value is an error naming both; so is a setting made
+// both in plugstack.conf and in the file.
 
 #include "base/expected.hpp"
+#include "site/site_policy.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,8 +35,17 @@ struct SiteConfig {
     // below Linux's ephemeral ports (32768-60999), which outgoing
     // connections take at random.
     std::string modexPorts = "24000-25999";
+    // The site policy file (config=FILE); its settings above are merged in.
+    SitePolicy policy;
 };
 
+// Reads a site policy file (site/site_file.hpp's readSitePolicy; a test's own).
+using SitePolicyReader = std::function<Expected<SitePolicy>(const std::string &path)>;
+
+Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
+                                     const std::string &defaultServer,
+                                     const SitePolicyReader &readPolicy);
+// The same, reading the file with readSitePolicy.
 Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
                                      const std::string &defaultServer);
 

@@ -8,18 +8,12 @@
 namespace stepmap::plugin {
 
 inline constexpr const char *kSiteKeys[] = {
-    "server",
-    "tmpdir",
-    "log_dir",
-    "hub_address",
-    "client_auth",
-    "dmodex_timeout",
-    "server_start_timeout",
-    "profile",
-    "modex_ports",
+    "server",      "config",      "tmpdir",         "log_dir",
+    "hub_address", "client_auth", "dmodex_timeout", "server_start_timeout",
+    "profile",     "modex_ports",
 };
-inline constexpr const char kSiteKeyList[] =
-    "server, tmpdir, log_dir, hub_address, client_auth, dmodex_timeout, server_start_timeout, "
-    "profile, modex_ports";
+inline constexpr const char kSiteKeyList[] = "server, config, tmpdir, log_dir, hub_address, "
+                                             "client_auth, dmodex_timeout, server_start_timeout, "
+                                             "profile, modex_ports";
 
 } // namespace stepmap::plugin

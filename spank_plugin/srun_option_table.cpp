@@ -84,7 +84,7 @@ const std::vector<SrunOptionSpec> &srunOptionTable() {
         {"mem-per-gpu", 0, SrunArgument::Required, SrunOptionRole::AllocationOnly},
         {"mem-update", 0, SrunArgument::Required, SrunOptionRole::Step},
         {"mincpus", 0, SrunArgument::Required, SrunOptionRole::Allocation},
-        {"mpi", 0, SrunArgument::Required, SrunOptionRole::Step},
+        {"mpi", 0, SrunArgument::Required, SrunOptionRole::MpiType},
         {"msg-timeout", 0, SrunArgument::Required, SrunOptionRole::Step},
         {"multi-prog", 0, SrunArgument::None, SrunOptionRole::Step},
         {"network", 0, SrunArgument::Required, SrunOptionRole::AllocationOnly},

@@ -22,6 +22,8 @@ enum class SrunOptionRole {
     StepNodes,      // -N, -w, -x: the allocation's nodes, then the step's
     TasksPerNode,   // --ntasks-per-node: must agree with the plan
     Layout,         // -m, -r, -F: a layout of their own, which the plan replaces
+    MpiType,        // --mpi: stepmap serves PMIx itself (a pmix type is dropped
+                    // where the site serves PMIx steps, else refused)
 };
 
 struct SrunOptionSpec {

@@ -18,11 +18,13 @@
 #include "plan/job_map.hpp"
 #include "planner/planner.hpp"
 #include "plugin_log.hpp"
+#include "pmix_request.hpp"
 #include "psi_environment.hpp"
 #include "request/allocation_shape.hpp"
 #include "request/map_policy.hpp"
 #include "request/rankfile.hpp"
 #include "request/request_options.hpp"
+#include "site/site_defaults.hpp"
 #include "slurm_release.hpp"
 #include "srun_command_line.hpp"
 #include "user_file.hpp"
@@ -338,7 +340,11 @@ Expected<bool> attachNodeModels(Allocation &alloc, const node_info_msg_t &table,
 } // namespace
 
 void SrunSide::refuse(const std::string &message) {
-    logError(message);
+    // A user who gave none of stepmap's options learns why it is involved.
+    logError(bySitePolicy_ ? message + " (stepmap serves this step because " + site_.policy.path +
+                                 " says serve: pmix)"
+                           : message);
+    mapPicture_.reset(); // its temporary file
     // Nothing has started yet; leaving here guarantees nothing will, even
     // if the site loads the plugin as "optional".
     std::exit(EXIT_FAILURE);
@@ -489,6 +495,7 @@ int SrunSide::init(spank_t) {
     auto cmd = scanSrunCommandLine(args, optionArity());
     auto forwarded = forwardedOptions();
     options_ = mergeOptions(cmd.stepmapOptions, forwarded);
+    forwarded_ = forwarded;
     planned_ = forwarded;
     for (auto &[k, v] : cmd.stepmapOptions)
         planned_[k] = v;
@@ -520,32 +527,39 @@ int SrunSide::init(spank_t) {
         unsetenv(name);
     const EnvironmentValues environment = psiEnvironment();
     const auto psiVariable = firstPsiVariable(environment);
-    if (!options_.any() && !psiVariable)
-        return 0;                         // srun behaves exactly as without the plugin
+    if (!options_.any() && !psiVariable) {
+        if (!servedBySitePolicy(cmd, args))
+            return 0; // srun behaves exactly as without the plugin
+        bySitePolicy_ = true;
+    }
     wire::initCryptoWithoutExitCleanup(); // before any OpenSSL use (see there)
     // What engaged stepmap, for the refusals below.
     const std::string engaged =
         options_.any() ? "stepmap's placement options"
-                       : "stepmap's placement (" + *psiVariable + " is set in the environment)";
+        : psiVariable  ? "stepmap's placement (" + *psiVariable + " is set in the environment)"
+                       : "the site's policy (serve: pmix in " + site_.policy.path + ")";
     active_ = true;
     ntasks_ = cmd.ntasks;
     if (cmd.multiProg)
         multiProgFile_ = cmd.program.value_or("");
 
     refuseLayoutOptions(cmd, engaged);
+    prepareDisplayMap();
 
     auto planned = plan(cmd, environment);
     if (!planned) {
         if (job_)
             job_->release(1);
-        refuse(planned.error().message);
+        refuse(planned.error().message + siteDefaultsNote(siteDefaults_, site_.policy));
     }
 
     writeHostfile();
     exportPlan();
     exportModex();
-    if (options_.displayMap || report_.display)
+    if (textMap_ || report_.display)
         displayJobMap(cmd);
+    if (mapPicture_)
+        drawJobMap(cmd);
     // The srun-side cost of stepmap, shown by `srun -v` once srun knows
     // its verbosity (local_user_init).
     planMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
@@ -555,15 +569,68 @@ int SrunSide::init(spank_t) {
     // -N, -w, -x and --ntasks-per-node chose the nodes (and were checked
     // against the plan); srun must not apply them again to the step, which
     // the host file now lays out: run srun anew without them.
-    std::vector<std::string> rest =
-        argumentsWithout(args, cmd, {SrunOptionRole::StepNodes, SrunOptionRole::TasksPerNode});
+    std::vector<SrunOptionRole> replaced = {SrunOptionRole::StepNodes,
+                                            SrunOptionRole::TasksPerNode};
+    if (cmd.mpi && isPmixType(cmd.mpi->c_str()))
+        replaced.push_back(SrunOptionRole::MpiType); // the site serves it (refuseLayoutOptions)
+    std::vector<std::string> rest = argumentsWithout(args, cmd, replaced);
     if (rest != args)
         reexecute(rest);
     return 0;
 }
 
+// serve: pmix (stepmap.yaml(5)): a step that asks for PMIx and uses none
+// of stepmap's options gets stepmap's server with the site's defaults,
+// unless it lays its tasks out itself (-m, -r, -F) or its --multi-prog file
+// has lines the plan cannot follow: those stay Slurm's, as the user wrote
+// them.
+bool SrunSide::servedBySitePolicy(const SrunCommandLine &cmd,
+                                  const std::vector<std::string> &args) {
+    if (site_.policy.serve != ServedSteps::Pmix)
+        return false;
+    const char *type =
+        effectiveMpiType(cmd.mpi ? cmd.mpi->c_str() : nullptr, std::getenv("SLURM_MPI_TYPE"));
+    if (!isPmixType(type))
+        return false;
+    const std::string left =
+        "not serving this step although " + site_.policy.path + " says serve: pmix: ";
+    const std::string slurms = "; Slurm's --mpi=" + std::string(type) + " serves it";
+    auto leave = [&](const std::string &why) {
+        unservedNote_ = left + why + slurms;
+        return false;
+    };
+    if (!cmd.layoutOptions.empty())
+        return leave(cmd.layoutOptions.front() + " lays the tasks out itself");
+    // What the plan cannot honour for a user who never asked for stepmap:
+    // a task count per node, Slurm's own binding, steps sharing a job's
+    // CPUs (task farms), heterogeneous steps.
+    for (const SrunOption &option : cmd.options) {
+        if (option.role == SrunOptionRole::TasksPerNode)
+            return leave(option.written + " lays the tasks out itself");
+        if (option.name == "cpu-bind")
+            return leave(option.written + " asks for Slurm's binding");
+        if (option.name == "exact" || option.name == "overlap")
+            return leave(option.written + " shares the job's CPUs between steps");
+        if (option.name == "het-group" || option.name == "pack-group")
+            return leave(option.written + " names components of a heterogeneous job");
+    }
+    if (std::find(args.begin(), args.end(), ":") != args.end())
+        return leave("':' makes it a heterogeneous step");
+    for (const char *name : {"SLURM_NTASKS_PER_NODE", "SLURM_HET_SIZE", "SLURM_PACK_SIZE"})
+        if (std::getenv(name))
+            return leave(std::string(name) + " is set");
+    if (cmd.multiProg && cmd.program) {
+        auto text = readBoundedFile(*cmd.program);
+        if (!text || !multiProgApps(text.value(), *cmd.program))
+            return leave("its --multi-prog file is not one application per consecutive rank range");
+    }
+    return true;
+}
+
 void SrunSide::refuseLayoutOptions(const SrunCommandLine &cmd, const std::string &engaged) {
-    if (cmd.mpi && *cmd.mpi != "none")
+    // Where the site serves PMIx steps, asking for PMIx asks for stepmap.
+    if (cmd.mpi && *cmd.mpi != "none" &&
+        !(site_.policy.serve == ServedSteps::Pmix && isPmixType(cmd.mpi->c_str())))
         refuse("--mpi=" + *cmd.mpi + " conflicts with " + engaged +
                ": stepmap serves PMIx to this step itself. Remove --mpi (or use --mpi=none).");
     if (!cmd.layoutOptions.empty())
@@ -624,8 +691,12 @@ void SrunSide::exportPlan() {
 // is only reported: the step never fails because of one.
 void SrunSide::exportModex() {
     auto mode = modex::ModexMode::Fence;
-    if (options_.modex) {
-        auto parsed = modex::parseModexMode(*options_.modex, "--modex");
+    // --modex (or sbatch's), else the site's default.
+    if (options_.modex || site_.policy.modex) {
+        const std::string source =
+            options_.modex ? "--modex" : "defaults.modex in " + site_.policy.path;
+        auto parsed =
+            modex::parseModexMode(options_.modex.value_or(site_.policy.modex.value_or("")), source);
         if (!parsed)
             fail(parsed.error().message);
         mode = *parsed;
@@ -696,6 +767,16 @@ void SrunSide::displayJobMap(const SrunCommandLine &cmd) {
     std::fflush(stderr);
 }
 
+Expected<Allocation> SrunSide::allocationWithModels(const std::string &job) const {
+    Allocation alloc = allocation_;
+    NodeTable table;
+    if (auto loaded = loadNodeTableOnce(table); !loaded)
+        return loaded.error();
+    if (auto attached = attachNodeModels(alloc, *table, job); !attached)
+        return attached.error();
+    return alloc;
+}
+
 void SrunSide::fail(const std::string &message) {
     if (job_)
         job_->release(1);
@@ -739,8 +820,26 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
         return built.error();
     NodeTable table; // Slurm's node table, loaded only when needed
 
+    // A step only the site's serve: pmix engaged counts its tasks as srun
+    // does (the user wrote an srun command, not an mpirun one): -n, else the
+    // job's SLURM_NTASKS, else one per node.
+    const bool srunTaskCount = bySitePolicy_ && !req.np && req.apps.empty();
+    std::optional<int> jobTasks;
+    if (srunTaskCount)
+        for (const char *name : {"SLURM_NTASKS", "SLURM_NPROCS"})
+            if (auto value = env(name); value && !jobTasks) {
+                auto n = parseProcessCount(*value);
+                if (!n)
+                    return UserError{std::string(name) + "=" + *value + ": " + n.error().message};
+                jobTasks = n.value();
+            }
+
     Allocation alloc;
     const std::optional<std::string> jobId = jobToRunIn(cmd);
+    if (srunTaskCount && !jobId) {
+        auto stepNodes = stepNodeRequest(cmd);
+        req.np = jobTasks ? *jobTasks : (stepNodes && stepNodes->count ? stepNodes->count->min : 1);
+    }
     if (jobId) {
         auto a = jobAllocation(*jobId);
         if (!a)
@@ -779,6 +878,8 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
     if (!job_)
         if (auto chosen = narrowToStepNodes(cmd, alloc); !chosen)
             return chosen.error();
+    if (srunTaskCount && !req.np)
+        req.np = jobTasks ? *jobTasks : static_cast<int>(alloc.nodes.size());
 
     // Sorting by load or processes needs Slurm's node table; nothing else
     // does, so only then does srun ask slurmctld.
@@ -802,11 +903,36 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
         return p.error();
     if (auto agreed = checkTasksPerNode(cmd, p.value().plan); !agreed)
         return agreed.error();
+    if (auto within = withinSitePolicy(req, p.value().plan); !within)
+        return within.error();
     plan_ = std::move(p.value().plan);
     report_ = std::move(p.value().report);
     allocation_ = std::move(alloc);
     request_ = std::move(req);
     return true;
+}
+
+namespace {
+
+// The site's default placement (stepmap.yaml: defaults.*) where the user
+// gave none. Below the environment: ParaStation placement from PSI_* or its
+// options decides the mapping itself (and refuses most of mpirun's), so the
+// site's map_by, rank_by and bind_to then stay out.
+// Returns the defaults it used, as "--map-by core", for errors to name.
+std::vector<std::string> applySiteDefaults(const SitePolicy &policy, const StepmapOptions &options,
+                                           const EnvironmentValues &environment, AppOptions &app) {
+    const bool parastation = options.overbook || options.loopNodesFirst || options.nodesSort ||
+                             options.tpp || firstPsiVariable(environment).has_value();
+    return fillSiteDefaults(policy, app, parastation);
+}
+
+} // namespace
+
+Expected<bool> SrunSide::withinSitePolicy(const PlanRequest &req, const LaunchPlan &plan) const {
+    std::optional<std::string> overbookBy;
+    if (req.overbook)
+        overbookBy = options_.overbook ? "--overbook" : "PSI_OVERBOOK";
+    return checkSitePolicy(site_.policy, plan, overbookBy);
 }
 
 Expected<bool> SrunSide::buildRequest(const EnvironmentValues &environment, PlanRequest &req) {
@@ -821,6 +947,7 @@ Expected<bool> SrunSide::buildRequest(const EnvironmentValues &environment, Plan
     written.host = options_.host;
     written.hostfile = options_.hostfile;
     written.apps = {AppOptions{std::nullopt, options_.mapBy, options_.rankBy, options_.bindTo}};
+    siteDefaults_ = applySiteDefaults(site_.policy, options_, environment, written.apps.front());
     // srun's messages quote values and put the option and value before any
     // parser's message (mapper/request/request_options.hpp).
     constexpr OptionWording kWording{.quoteValues = true, .mapFileNamesValue = false};
@@ -869,8 +996,12 @@ int SrunSide::optionSeen(const std::string &name, const std::string &value) {
                  (value.empty() ? "" : "=" + value) + " before the program name");
         return -1;
     }
+    // srun first hands over what salloc/sbatch forwarded, then its own
+    // command line's value, which the plan was made with (it wins).
     auto it = planned_.find(name);
-    if (it == planned_.end() || it->second != value) {
+    auto from = forwarded_.find(name);
+    const bool forwardedValue = from != forwarded_.end() && from->second == value;
+    if ((it == planned_.end() || it->second != value) && !forwardedValue) {
         logError("--" + name + " '" + value +
                  "' differs from the value the plan was made with; write each stepmap option "
                  "once, as --name=value");
@@ -886,8 +1017,14 @@ int SrunSide::initPostOpt(spank_t) {
 }
 
 int SrunSide::localUserInit(spank_t sp) {
-    if (!active_)
+    if (!active_) {
+        if (!unservedNote_.empty())
+            logVerbose(unservedNote_);
         return 0;
+    }
+    if (bySitePolicy_)
+        logVerbose("serving this PMIx step with the site's defaults (serve: pmix in " +
+                   site_.policy.path + ")");
     uint32_t jobId = 0, stepId = 0;
     spank_get_item(sp, S_JOB_ID, &jobId);
     spank_get_item(sp, S_JOB_STEPID, &stepId);
@@ -971,7 +1108,7 @@ RendezvousHub::Events SrunSide::hubEvents(std::uint32_t jobId, std::uint32_t ste
             return;
         const std::string line =
             "interconnect profile entry of " + plan_.nodes[node].name + " not served: " + why;
-        if (options_.modex == std::optional<std::string>("profile"))
+        if (options_.modex.value_or(site_.policy.modex.value_or("")) == "profile")
             logInfo(line + "; its ranks exchange their data at first contact instead");
         else
             logVerbose(line);

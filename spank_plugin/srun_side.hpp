@@ -4,6 +4,7 @@
 // options, makes Slurm start exactly that plan, checks the step Slurm
 // created, and runs the step's rendezvous hub.
 
+#include "display_map.hpp"
 #include "hosts/allocation.hpp"
 #include "hub/rendezvous_hub.hpp"
 #include "job_allocation.hpp"
@@ -11,6 +12,7 @@
 #include "plan/launch_plan.hpp"
 #include "plan/plan_report.hpp"
 #include "psi_environment.hpp"
+#include "replaced_file.hpp"
 #include "request/plan_request.hpp"
 #include "site_config.hpp"
 #include "srun_command_line.hpp"
@@ -53,10 +55,22 @@ private:
     [[noreturn]] void reexecute(const std::vector<std::string> &args);
     // init's steps once the plan is made (srun_side.cpp).
     void refuseLayoutOptions(const SrunCommandLine &cmd, const std::string &engaged);
+    // Whether the site's `serve: pmix` engages stepmap for a step that asks
+    // for PMIx without stepmap's options; false (with unservedNote_) where
+    // srun's own layout must stay Slurm's.
+    bool servedBySitePolicy(const SrunCommandLine &cmd, const std::vector<std::string> &args);
+    // The site's limits (limits.*, allow.*) on the finished plan.
+    Expected<bool> withinSitePolicy(const PlanRequest &req, const LaunchPlan &plan) const;
     void writeHostfile();
     void exportPlan();
     void exportModex();
     void displayJobMap(const SrunCommandLine &cmd);
+    // --display-map's value, checked before the plan; svg:FILE's picture
+    // (srun_display_map.cpp).
+    void prepareDisplayMap();
+    void drawJobMap(const SrunCommandLine &cmd);
+    // allocation_ with every node's model from Slurm, for the picture.
+    Expected<Allocation> allocationWithModels(const std::string &job) const;
     // localUserInit's steps.
     bool stepMatchesPlan(spank_t sp, std::uint32_t jobId, std::uint32_t stepId);
     void logPlanCost();
@@ -70,7 +84,8 @@ private:
 
     SiteConfig site_;
     bool active_ = false;
-    std::map<std::string, std::string> planned_; // option values used for the plan
+    std::map<std::string, std::string> planned_;   // option values used for the plan
+    std::map<std::string, std::string> forwarded_; // those salloc/sbatch forwarded
     StepmapOptions options_;
     std::optional<std::string> ntasks_;
     std::optional<std::string> multiProgFile_; // srun --multi-prog's configuration
@@ -85,6 +100,17 @@ private:
     // PSI_* variables ignored because an option or an earlier one won;
     // logged with the plan's cost once srun knows its verbosity.
     std::vector<std::string> psiNotes_;
+    // Engaged by the site's `serve: pmix` alone: --mpi=pmix* is dropped
+    // rather than refused (srun restarts without it).
+    bool bySitePolicy_ = false;
+    // The site's defaults the plan used ("--map-by core"), named in errors.
+    std::vector<std::string> siteDefaults_;
+    // Why a PMIx step the site serves was left to Slurm; said with srun -v.
+    std::string unservedNote_;
+    // --display-map: the text map, or the file the picture goes to (its
+    // temporary file created before anything is allocated).
+    bool textMap_ = false;
+    std::optional<ReplacedFile> mapPicture_;
     std::unique_ptr<RendezvousHub> hub_;
     // srun -v's breakdown of the step's critical path: srun's marks (wall
     // clock) and each node server's timeline, received as it leaves.

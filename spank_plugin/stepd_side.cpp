@@ -397,6 +397,11 @@ ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
     launch.environ = {"STEPMAP_PLAN=" + planText, "STEPMAP_SECRET=" + hub.secret,
                       "PATH=/usr/bin:/bin"};
     addModexSettings(launch, sp);
+    // The site's log.level; the server's default is info.
+    if (site_.policy.logLevel != LogLevel::Info) {
+        launch.args.push_back("--log-level");
+        launch.args.push_back(site_.policy.logLevel == LogLevel::Error ? "error" : "debug");
+    }
     launch.uid = uid_;
     launch.gid = gid_;
     launch.softLimits = jobSoftLimits([sp](const char *name) -> std::optional<std::string> {

@@ -12,12 +12,17 @@
 #include "core_interface.hpp"
 #include "job_variables.hpp"
 #include "option_table.hpp"
+#include "pmix_request.hpp"
+#include "site/serve_line.hpp"
 #include "site_keys.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern "C" {
@@ -124,25 +129,64 @@ bool mayBeOurOption(const char *arg) {
     return false;
 }
 
-bool commandLineMayUseStepmap() {
+// What srun's command line says, read cheaply: whether an argument may be
+// one of stepmap's options, and whether one mentions PMIx (--mpi=pmix...).
+struct CommandLineHints {
+    bool ours;
+    bool pmix;
+};
+
+CommandLineHints readCommandLineHints() {
     FILE *f = fopen("/proc/self/cmdline", "re");
     if (!f)
-        return true; // cannot tell: let the plugin proper look
+        return {true, true}; // cannot tell: let the plugin proper look
     char arg[4096];
     size_t n = 0;
-    bool found = false;
-    for (int c; !found && (c = getc(f)) != EOF;) {
+    CommandLineHints hints{false, false};
+    for (int c; !hints.ours && (c = getc(f)) != EOF;) {
         if (c != '\0') {
             if (n + 1 < sizeof arg)
                 arg[n++] = static_cast<char>(c);
             continue;
         }
         arg[n] = '\0';
-        found = mayBeOurOption(arg);
+        hints.ours = mayBeOurOption(arg);
+        hints.pmix = hints.pmix || strstr(arg, "pmix") != nullptr;
         n = 0;
     }
     fclose(f);
-    return found;
+    return hints;
+}
+
+// The site file's `serve:` line (stepmap.yaml(5); plugstack.conf's
+// config=FILE), read without a YAML parser: the plugin proper reads the
+// whole file, and refuses a `serve:` this reading could get wrong. A file
+// that cannot be read here is unclear: the plugin proper then says why.
+// plugstack.conf's config=FILE, or nullptr.
+const char *siteFile(int ac, char **av) {
+    const char *path = nullptr;
+    for (int i = 0; i < ac; ++i)
+        if (startsWith(av[i], "config="))
+            path = av[i] + strlen("config=");
+    return path;
+}
+
+ServeHint siteServeHint(const char *path) {
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return kServeUnclear;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return kServeUnclear;
+    }
+    static char text[kMaxSitePolicyBytes];
+    size_t length = 0;
+    ssize_t got = 0;
+    while (length < sizeof text && (got = read(fd, text + length, sizeof text - length)) > 0)
+        length += static_cast<size_t>(got);
+    close(fd);
+    return got < 0 ? kServeUnclear : serveHint(text, length);
 }
 
 // What engages stepmap in srun besides its options (srun_side.cpp): options
@@ -180,7 +224,13 @@ int registerOptions(spank_t sp) {
         spank_option opt{};
         opt.name = const_cast<char *>(kOptionSpecs[i].name);
         opt.arginfo = const_cast<char *>(kOptionSpecs[i].arg);
-        opt.has_arg = kOptionSpecs[i].arg ? 1 : 0;
+        // 2: getopt_long's optional_argument, which Slurm hands to getopt_long
+        // as it is on every release 22.05-26.05 (spank(7) documents it); a
+        // bare option's value reaches onOption as NULL, and sbatch/salloc
+        // forward it as "(null)". Only Slurm built with --enable-developer
+        // (asserts on) aborts on the NULL from 25.11, as it aborts on every
+        // flag before 25.11 (_do_option_cb's xassert).
+        opt.has_arg = !kOptionSpecs[i].arg ? 0 : kOptionSpecs[i].valueOptional ? 2 : 1;
         opt.val = i;
         opt.usage = const_cast<char *>(kOptionSpecs[i].usage);
         opt.cb = onOption;
@@ -233,9 +283,17 @@ __attribute__((visibility("default"))) int slurm_spank_init(spank_t sp, int ac, 
     if (registerOptions(sp) != 0)
         return -1;
     bool serve = false;
-    if (context == S_CTX_LOCAL)
-        serve = environmentMayUseStepmap() || commandLineMayUseStepmap();
-    else if (context == S_CTX_REMOTE)
+    if (context == S_CTX_LOCAL) {
+        const CommandLineHints hints = readCommandLineHints();
+        serve = hints.ours || environmentMayUseStepmap();
+        // A site that serves every PMIx step (serve: pmix): the plugin
+        // proper decides exactly whether this one asks for PMIx.
+        // Without a site file nothing more is looked at.
+        const char *site = serve ? nullptr : siteFile(ac, av);
+        if (site &&
+            (hints.pmix || isPmixType(getenv("SLURM_MPI_TYPE")) || isPmixType(slurmMpiDefault())))
+            serve = siteServeHint(site) != kServeOptions;
+    } else if (context == S_CTX_REMOTE)
         serve = stepHasPlan(sp);
     if (serve && !loadCore(sp, ac, av))
         return -1;

@@ -31,9 +31,9 @@ void LoopInbox::onAsync(uv_async_t *a) {
         try {
             fn();
         } catch (const std::exception &e) {
-            logLine(std::string("a task on the server's loop failed: ") + e.what());
+            logError(std::string("a task on the server's loop failed: ") + e.what());
         } catch (...) {
-            logLine("a task on the server's loop failed");
+            logError("a task on the server's loop failed");
         }
     }
 }

@@ -41,7 +41,7 @@ using ClientEnvironments = std::map<std::uint32_t, std::vector<std::string>>;
 // Logs message and tells the plugin (if it is still listening); the ready
 // socket is done then.
 void reportFailure(os::UniqueFd &ready, const std::string &message) {
-    logLine(message);
+    logError(message);
     if (ready) {
         ready::writeReport(ready.get(), ready::encodeReadyFailure(message));
         ready.reset();
@@ -309,7 +309,7 @@ int main(int argc, char **argv) {
     auto parsed = parseStepConfig(argc, argv);
     if (!parsed) {
         // The ready fd may not be known; the plugin sees the exit status.
-        logLine("bad invocation: " + parsed.error().message);
+        logError("bad invocation: " + parsed.error().message);
         return 2;
     }
     // The server's private directory (made by the plugin) goes when main
@@ -321,6 +321,7 @@ int main(int argc, char **argv) {
         s.marks.record(timeline::Mark::Launched, 0, c.launchedAtUsec);
     s.marks.record(timeline::Mark::Running, 0, running);
     setLogPrefix("stepmap-stepd[" + c.nspace + " " + c.plan.nodes[c.nodeIndex].name + "]");
+    setLogLevel(c.logLevel);
     fcntl(s.ready.get(), F_SETFD, FD_CLOEXEC);
 
     if (getuid() == 0 || geteuid() == 0) {
@@ -381,7 +382,7 @@ int main(int argc, char **argv) {
     }
     s.mark(timeline::Mark::PmixRegistered);
     if (!ready::writeReport(s.ready.get(), ready::encodeReadyReport(envs.value()))) {
-        logLine("the plugin did not take the client environment; leaving");
+        logError("the plugin did not take the client environment; leaving");
         s.host.reset();
         return 1;
     }

@@ -423,10 +423,13 @@ pmix_status_t PmixHost::fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
         self->inbox_.post([self, nodes = std::move(nodes), collect, bytes = std::move(bytes),
                            cbfunc, cbdata]() mutable {
             ++(collect ? self->counters_.dataFences : self->counters_.barriers);
+            logDebug(std::string(collect ? "fence with data" : "barrier") + " over " +
+                     std::to_string(nodes.size()) + " nodes, " + std::to_string(bytes.size()) +
+                     " bytes from this node's ranks");
             auto forward = [self, nodes = std::move(nodes), collect, bytes = std::move(bytes),
                             cbfunc, cbdata]() mutable {
                 if (!self->collective_) {
-                    logLine("a fence failed: the server is stopping");
+                    logError("a fence failed: the server is stopping");
                     completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
                     return;
                 }
@@ -463,24 +466,26 @@ pmix_status_t PmixHost::dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t[
         // No rank (PMIx asks so for node-level data of a node this server
         // does not hold: each server registers only its own node's).
         if (self && proc && (proc->rank == PMIX_RANK_UNDEF || proc->rank == PMIX_RANK_WILDCARD)) {
-            logLine("refusing a direct-modex request for another node's data: a node server "
-                    "holds only its own node's");
+            logError("refusing a direct-modex request for another node's data: a node server "
+                     "holds only its own node's");
             return PMIX_ERR_NOT_FOUND;
         }
         if (!self || !proc || proc->rank >= self->config_.plan.ranks.size()) {
             // Logged from this thread: the loop may be gone.
-            logLine("refusing a direct-modex request for rank " +
-                    (proc ? std::to_string(proc->rank) : std::string("?")) +
-                    ": not a rank of this step");
+            logError("refusing a direct-modex request for rank " +
+                     (proc ? std::to_string(proc->rank) : std::string("?")) +
+                     ": not a rank of this step");
             return PMIX_ERR_BAD_PARAM;
         }
         std::uint32_t rank = proc->rank;
         self->inbox_.post([self, rank, cbfunc, cbdata] {
             const bool ownRank = self->config_.plan.ranks[rank].node == self->config_.nodeIndex;
             ++(ownRank ? self->counters_.modexLocal : self->counters_.modexRemote);
+            logDebug("direct modex for rank " + std::to_string(rank) +
+                     (ownRank ? " (this node's)" : " (asked of its node)"));
             if (!self->collective_) {
-                logLine("direct modex for rank " + std::to_string(rank) +
-                        " failed: the server is stopping");
+                logError("direct modex for rank " + std::to_string(rank) +
+                         " failed: the server is stopping");
                 completeModex(cbfunc, cbdata, PMIX_ERR_NOT_AVAILABLE, {});
                 return;
             }

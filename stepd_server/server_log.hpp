@@ -6,7 +6,16 @@
 
 namespace stepmap::server {
 
+// What the site's log.level (stepmap.yaml) keeps: errors only, the
+// step's story (the default), or also each collective and request.
+enum class LogLevel { Error, Info, Debug };
+
 void setLogPrefix(std::string prefix);
-void logLine(const std::string &text);
+void setLogLevel(LogLevel level);
+LogLevel logLevel();
+
+void logError(const std::string &text); // always
+void logLine(const std::string &text);  // at info and debug
+void logDebug(const std::string &text); // at debug
 
 } // namespace stepmap::server

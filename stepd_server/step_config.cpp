@@ -42,7 +42,8 @@ Expected<Arguments> readArguments(int argc, char **argv) {
                                   "--tcp-if-include",
                                   "--tcp-if-exclude",
                                   "--site-modex-ports",
-                                  "--resv-ports"};
+                                  "--resv-ports",
+                                  "--log-level"};
     Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -84,6 +85,14 @@ Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
         c.clientAuth = args["--client-auth"];
         if (c.clientAuth != "munge" && c.clientAuth != "native")
             return UserError{"bad --client-auth '" + c.clientAuth + "' (munge or native)"};
+    }
+    if (args.count("--log-level")) {
+        const std::string &l = args["--log-level"];
+        if (l != "error" && l != "info" && l != "debug")
+            return UserError{"bad --log-level '" + l + "' (error, info or debug)"};
+        c.logLevel = l == "error"   ? LogLevel::Error
+                     : l == "debug" ? LogLevel::Debug
+                                    : LogLevel::Info;
     }
     if (args.count("--client-mount-namespace")) {
         const std::string &ns = args["--client-mount-namespace"];

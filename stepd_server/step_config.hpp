@@ -7,6 +7,7 @@
 #include "modex/modex_mode.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/interconnect_profile.hpp"
+#include "server_log.hpp"
 
 #include <optional>
 
@@ -26,8 +27,9 @@ struct StepConfig {
     int watchPid = 0;                // slurmstepd: the server leaves when it is gone
     std::int64_t launchedAtUsec = 0; // when slurmstepd began starting it (wall clock), 0 unknown
     int dmodexTimeoutSec = 60;
-    std::string clientAuth = "munge"; // PMIx psec: munge or native
-    std::string stepCores;            // Slurm's cores of the step here ("0-1"), hwloc logical order
+    std::string clientAuth = "munge";   // PMIx psec: munge or native
+    LogLevel logLevel = LogLevel::Info; // the site's log.level
+    std::string stepCores;   // Slurm's cores of the step here ("0-1"), hwloc logical order
     std::string topologyXml; // tests: this node's hardware from a file instead of the machine
     // The ranks live in another mount namespace (a job's private /tmp, as
     // job_container/tmpfs without EntireStepInNS makes it): they reach this

@@ -18,11 +18,12 @@ import cluster  # noqa: E402,F401  (re-exported for the scripts)
 
 class Plugstack:
     """The cluster's plugstack.conf, switched between the plugin's line,
-    nothing and (with profile=PATH) the plugin's line serving that
-    interconnect profile; restored to the plugin's line on exit. A
-    variant's `plugin` is True, False or "profile"."""
+    nothing, (with profile=PATH) the plugin's line serving that
+    interconnect profile and (with site=PATH) the plugin's line naming that
+    site policy file; restored to the plugin's line on exit. A variant's
+    `plugin` is True, False, "profile" or "site"."""
 
-    def __init__(self, profile=None):
+    def __init__(self, profile=None, site=None):
         conf = cluster.cluster_env()["SLURM_CONF"]
         self.path = os.path.join(os.path.dirname(conf), "plugstack.conf")
         with open(self.path) as f:
@@ -33,9 +34,13 @@ class Plugstack:
         self.state = True
         self.texts = {True: self.loaded, False: ""}
         if profile:
-            self.texts["profile"] = "\n".join(
-                line + f" profile={profile}" if "stepmap" in line else line
-                for line in self.loaded.splitlines()) + "\n"
+            self.texts["profile"] = self.with_arguments(f"profile={profile}")
+        if site:
+            self.texts["site"] = self.with_arguments(f"config={site}")
+
+    def with_arguments(self, more):
+        return "\n".join(line + " " + more if "stepmap" in line else line
+                         for line in self.loaded.splitlines()) + "\n"
 
     def set(self, loaded):
         if loaded == self.state:

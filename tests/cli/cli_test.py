@@ -277,5 +277,75 @@ OUT
 
     res = run(["--help"])
     check("--help", res.returncode == 0 and res.stdout.startswith("usage: stepmap-plan"))
+    check("--help names --site", "--site FILE" in res.stdout, res.stdout)
+
+    # --site: the site policy file, applied as srun applies it (readSitePolicy
+    # refuses files others may write: each is written 0644).
+    def site_file(name, text, mode=0o644):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+        return path
+
+    def node_order(args):
+        ranks, res = ranks_json(nodes + ["--output", "json"] + args)
+        return ([r["node"] for r in ranks] if ranks is not None else None), res
+
+    by_node = site_file("by-node.yaml", "defaults: {map_by: node}\n")
+    plain, res = node_order(["-n", "4"])
+    check("without --site: by slot", plain == ["n1", "n1", "n2", "n2"], res.stdout + res.stderr)
+    sited, res = node_order(["--site", by_node, "-n", "4"])
+    check("--site defaults.map_by changes the plan", sited == ["n1", "n2", "n1", "n2"],
+          res.stdout + res.stderr)
+    sited, res = node_order(["--site", by_node, "-n", "4", "--map-by", "slot"])
+    check("--site: the command line's --map-by wins", sited == ["n1", "n1", "n2", "n2"],
+          res.stdout + res.stderr)
+    # MPMD: a directive given nowhere takes the site's for the whole job; one
+    # given only in the first context is the user's for the whole job.
+    ranks, res = ranks_json(nodes + ["--output", "json", "--site", by_node, "-n", "2", ":", "-n",
+                                     "2"])
+    check("--site MPMD: the default is the job's", ranks is not None and
+          [(r["node"], r["app"]) for r in ranks] == [("n1", 0), ("n2", 0), ("n1", 1), ("n2", 1)],
+          res.stdout + res.stderr)
+    ranks, res = ranks_json(nodes + ["--output", "json", "--site", by_node, "-n", "2", "--map-by",
+                                     "slot", ":", "-n", "2"])
+    check("--site MPMD: the first context's --map-by is the job's", ranks is not None and
+          [(r["node"], r["app"]) for r in ranks] == [("n1", 0), ("n1", 0), ("n2", 1), ("n2", 1)],
+          res.stdout + res.stderr)
+    # ParaStation placement keeps the site's defaults out, as in srun.
+    sited, res = node_order(["--site", by_node, "-n", "4", "--tpp", "1"])
+    check("--site: --tpp keeps the defaults out", sited == plain, res.stdout + res.stderr)
+    # A refused plan that used a default names it and the file.
+    refused("--site default named in a refusal", nodes + ["--site", by_node, "-n", "5"],
+            "(--map-by node: this cluster's default, from " + by_node +
+            "; give the option to choose another)", 1)
+
+    two = site_file("two.yaml", "limits:\n  ranks: 2\n")
+    check("--site limits.ranks allows 2", node_order(["--site", two, "-n", "2"])[0] is not None)
+    refused("--site limits.ranks refuses -n 3", nodes + ["--site", two, "-n", "3"],
+            "the plan has 3 ranks; this cluster allows at most 2 in a step (limits.ranks: 2 in " +
+            two + "); run fewer ranks", 1)
+    no_over = site_file("no-over.yaml", "allow:\n  oversubscribe: false\n")
+    check("oversubscribed without --site",
+          node_order(["-n", "6", "--map-by", "slot:OVERSUBSCRIBE"])[0] is not None)
+    refused("--site allow.oversubscribe: false", nodes + ["--site", no_over, "-n", "6", "--map-by",
+                                                         "slot:OVERSUBSCRIBE"],
+            "does not allow oversubscribing (allow.oversubscribe: false in " + no_over + ")", 1)
+    no_book = site_file("no-book.yaml", "allow: {overbook: false}\n")
+    refused("--site allow.overbook: false", nodes + ["--site", no_book, "--overbook", "-n", "2"],
+            "--overbook: this cluster does not allow overbooking (allow.overbook: false in " +
+            no_book + ")", 1)
+
+    broken = site_file("broken.yaml", "defaults:\n  map_by: bogus\n")
+    refused("--site broken file: FILE:LINE: KEY", nodes + ["--site", broken],
+            broken + ":2: defaults.map_by", 2)
+    unknown = site_file("unknown.yaml", "serve: options\nlimits:\n  rank: 2\n")
+    refused("--site unknown key", nodes + ["--site", unknown], unknown + ":3: limits.rank", 2)
+    writable = site_file("writable.yaml", "defaults: {map_by: node}\n", 0o664)
+    refused("--site group-writable file", nodes + ["--site", writable],
+            "the site policy file is writable by", 2)
+    refused("--site missing file", nodes + ["--site", os.path.join(tmp, "none.yaml")],
+            os.path.join(tmp, "none.yaml"), 2)
 
 sys.exit(1 if failures else 0)

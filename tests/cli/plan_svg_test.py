@@ -11,27 +11,17 @@ rsvg-convert the test fails: it checks the picture, not only the XML.
 """
 
 import os
-import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-import zlib
-from collections import Counter
 
-from cli_checks import check, failures
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from svg_pictures import (APP_COLOURS, MISSING_RENDERER, RSVG, SVG_NS, groups, near,  # noqa: E402
+                          render as render_file, tint)
+from cli_checks import check, failures  # noqa: E402
 
 EXE = sys.argv[1]
-RSVG = shutil.which("rsvg-convert")
-SVG_NS = "{http://www.w3.org/2000/svg}"
-
-# svg_elements.cpp's palette (Tableau 10): apps 0 and 1.
-APP_COLOURS = [(0x4e, 0x79, 0xa7), (0xf2, 0x8e, 0x2b)]
-
-
-def tint(rgb):
-    return tuple((c + 3 * 255) // 4 for c in rgb)
 
 
 def run(args, env=None):
@@ -40,76 +30,8 @@ def run(args, env=None):
     return subprocess.run([EXE] + args, capture_output=True, env=full_env, timeout=60)
 
 
-def paeth(a, b, c):
-    p = a + b - c
-    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-    if pa <= pb and pa <= pc:
-        return a
-    return b if pb <= pc else c
-
-
-def unfilter(kind, line, prev, bpp):
-    if kind == 1:
-        for i in range(bpp, len(line)):
-            line[i] = (line[i] + line[i - bpp]) & 0xff
-    elif kind == 2:
-        for i in range(len(line)):
-            line[i] = (line[i] + prev[i]) & 0xff
-    elif kind == 3:
-        for i in range(len(line)):
-            left = line[i - bpp] if i >= bpp else 0
-            line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xff
-    elif kind == 4:
-        for i in range(len(line)):
-            left = line[i - bpp] if i >= bpp else 0
-            corner = prev[i - bpp] if i >= bpp else 0
-            line[i] = (line[i] + paeth(left, prev[i], corner)) & 0xff
-    elif kind != 0:
-        raise ValueError("PNG filter %d" % kind)
-
-
-def read_png(path):
-    """(width, height, Counter of (r, g, b) over opaque pixels)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG")
-    pos, idat, header = 8, b"", None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        pos += 12 + length
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-    width, height, depth, colour_type, _, _, interlace = header
-    if depth != 8 or colour_type not in (2, 6) or interlace != 0:
-        raise ValueError("PNG depth %d colour type %d interlace %d" %
-                         (depth, colour_type, interlace))
-    bpp = 4 if colour_type == 6 else 3
-    raw = zlib.decompress(idat)
-    stride = width * bpp
-    prev = bytearray(stride)
-    colours = Counter()
-    for y in range(height):
-        at = y * (stride + 1)
-        line = bytearray(raw[at + 1:at + 1 + stride])
-        unfilter(raw[at], line, prev, bpp)
-        for x in range(0, stride, bpp):
-            if bpp == 3 or line[x + 3] == 255:
-                colours[(line[x], line[x + 1], line[x + 2])] += 1
-        prev = line
-    return width, height, colours
-
-
-def near(colours, rgb, tolerance=3):
-    return sum(n for c, n in colours.items()
-               if all(abs(c[i] - rgb[i]) <= tolerance for i in range(3)))
-
-
 def render(name, args, tmp, env=None):
-    """The SVG's root element and the PNG's (width, height, colours), or None."""
+    """The SVG's root element and the PNG's colours, or None."""
     res = run(args + ["--output", "svg"], env)
     if res.returncode != 0:
         check(name + ": stepmap-plan", False, res.stderr.decode(errors="replace"))
@@ -119,32 +41,25 @@ def render(name, args, tmp, env=None):
     with open(svg_path, "wb") as f:
         f.write(res.stdout)
     try:
-        root = ET.fromstring(res.stdout)
+        ET.fromstring(res.stdout)
     except ET.ParseError as error:
         check(name + ": well-formed XML", False, str(error))
         return None, None
-    conv = subprocess.run([RSVG, "-o", png_path, svg_path], capture_output=True, timeout=60)
-    if conv.returncode != 0 or not os.path.exists(png_path):
-        check(name + ": rsvg-convert", False, conv.stderr.decode(errors="replace"))
-        return root, None
-    width, height, colours = read_png(png_path)
+    picture = render_file(svg_path, png_path)
+    if picture.png is None:
+        check(name + ": rsvg-convert", False, picture.problem)
+        return picture.root, None
     check(name + ": PNG of the SVG's size",
-          (width, height) == (int(root.get("width")), int(root.get("height"))) and
-          width > 100 and height > 100, "%dx%d vs %sx%s" % (
-              width, height, root.get("width"), root.get("height")))
-    check(name + ": PNG not trivial", os.path.getsize(png_path) > 4000 and len(colours) >= 8,
-          "%d bytes, %d colours" % (os.path.getsize(png_path), len(colours)))
-    return root, colours
-
-
-def groups(root, cls):
-    return [g for g in root.iter(SVG_NS + "g") if cls in g.get("class", "").split()]
+          picture.problem is None and picture.width > 100 and picture.height > 100,
+          picture.problem or "%dx%d" % (picture.width, picture.height))
+    check(name + ": PNG not trivial",
+          os.path.getsize(png_path) > 4000 and len(picture.colours) >= 8,
+          "%d bytes, %d colours" % (os.path.getsize(png_path), len(picture.colours)))
+    return picture.root, picture.colours
 
 
 if RSVG is None:
-    check("rsvg-convert found", False,
-          "rsvg-convert is not installed: install Debian's librsvg2-bin "
-          "(contrib/install-deps.sh installs it)")
+    check("rsvg-convert found", False, MISSING_RENDERER)
     sys.exit(1)
 
 with tempfile.TemporaryDirectory() as tmp:

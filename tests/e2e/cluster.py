@@ -2,6 +2,7 @@
 contrib/cluster, runs of srun as the unprivileged test user, and checks that
 a step left nothing behind."""
 
+import contextlib
 import glob
 import os
 import pwd
@@ -14,11 +15,14 @@ import unittest
 SOURCE_ROOT = os.environ.get("STEPMAP_SOURCE_ROOT",
                              os.path.dirname(os.path.dirname(os.path.dirname(
                                  os.path.abspath(__file__)))))
-PLUGIN = os.environ.get("STEPMAP_PLUGIN", "")
-SERVER = os.environ.get("STEPMAP_SERVER", "")
+# stepmap from the build tree, or (contrib/package/test-installed.sh) the
+# files the Debian package installed: the STEPMAP_INSTALLED_* variables win.
+PLUGIN = os.environ.get("STEPMAP_INSTALLED_PLUGIN") or os.environ.get("STEPMAP_PLUGIN", "")
+SERVER = os.environ.get("STEPMAP_INSTALLED_SERVER") or os.environ.get("STEPMAP_SERVER", "")
 MPI_HELLO = os.environ.get("STEPMAP_MPI_HELLO", "")
 MPI_EXCHANGE = os.environ.get("STEPMAP_MPI_EXCHANGE", "")
-PROFILE_TOOL = os.environ.get("STEPMAP_PROFILE_TOOL", "")
+PROFILE_TOOL = (os.environ.get("STEPMAP_INSTALLED_PROFILE_TOOL") or
+                os.environ.get("STEPMAP_PROFILE_TOOL", ""))
 PMIX_CLIENT = os.environ.get("STEPMAP_PMIX_CLIENT", "")
 TEST_USER = "smuser"
 SERVER_TMPDIR = "/tmp"
@@ -71,6 +75,29 @@ def start_cluster(*cluster_args):
             env[m.group(1)] = m.group(2).strip("'\"")
     _cluster_env = env
     return env
+
+
+@contextlib.contextmanager
+def plugstack(change):
+    """The cluster's plugstack.conf changed by change(text) for a while
+    (srun and slurmstepd read it afresh for every step)."""
+    conf = os.path.join(cluster_env()["STEPMAP_CLUSTER_DIR"], "etc/plugstack.conf")
+    with open(conf) as f:
+        original = f.read()
+    try:
+        with open(conf, "w") as f:
+            f.write(change(original))
+        yield
+    finally:
+        with open(conf, "w") as f:
+            f.write(original)
+
+
+def with_plugin_arguments(more):
+    """A plugstack.conf change (for plugstack()) adding `more` to stepmap's line."""
+    return lambda text: "\n".join(
+        line + " " + more if "stepmap" in line and not line.lstrip().startswith("#") else line
+        for line in text.splitlines()) + "\n"
 
 
 def cluster_env():

@@ -1,7 +1,6 @@
 """Faults during a step: whatever happens, the step ends (or goes on) as it
 should and nothing of stepmap is left behind on any node."""
 
-import contextlib
 import glob
 import os
 import re
@@ -10,23 +9,7 @@ import subprocess
 import unittest
 
 import cluster
-from cluster import leftovers, wait_for
-
-
-@contextlib.contextmanager
-def plugstack(change):
-    """The cluster's plugstack.conf changed by change(text) for a while
-    (slurmstepd and srun read it afresh for every step)."""
-    conf = os.path.join(cluster.cluster_env()["STEPMAP_CLUSTER_DIR"], "etc/plugstack.conf")
-    with open(conf) as f:
-        original = f.read()
-    try:
-        with open(conf, "w") as f:
-            f.write(change(original))
-        yield
-    finally:
-        with open(conf, "w") as f:
-            f.write(original)
+from cluster import leftovers, plugstack, wait_for
 
 
 def user_processes(name):
@@ -114,7 +97,7 @@ class FaultTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertNotIn("task ran", r.stdout)
         self.assertIn("stepmap: unknown plugstack.conf argument 'colour' (value 'blue'); known: "
-                      "server, tmpdir, log_dir, hub_address, client_auth, dmodex_timeout, "
+                      "server, config, tmpdir, log_dir, hub_address, client_auth, dmodex_timeout, "
                       "server_start_timeout", r.stderr)
 
     def test_killed_srun_leaves_nothing(self):

@@ -21,22 +21,10 @@ DEFAULT_INTERFACES = ("OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_oob_tcp_if_includ
 PMIX_NODE_INFO = os.environ.get("STEPMAP_PMIX_NODE_INFO", "")
 
 
-@contextlib.contextmanager
 def site_profile(path=PROFILE, more=""):
     """plugstack.conf naming the profile (and `more` settings) for a while
     (read afresh per step)."""
-    conf = os.path.join(cluster.cluster_env()["STEPMAP_CLUSTER_DIR"], "etc/plugstack.conf")
-    with open(conf) as f:
-        original = f.read()
-    try:
-        with open(conf, "w") as f:
-            f.write("\n".join(line + f" profile={path} {more}" if "stepmap" in line and
-                              not line.lstrip().startswith("#") else line
-                              for line in original.splitlines()) + "\n")
-        yield
-    finally:
-        with open(conf, "w") as f:
-            f.write(original)
+    return cluster.plugstack(cluster.with_plugin_arguments(f"profile={path} {more}"))
 
 
 @contextlib.contextmanager

@@ -199,6 +199,31 @@ class SpineTest(cluster.StepTestCase):
         self.assertNotIn("PMIX_NAMESPACE=stepmap", r.stdout)
 
 
+
+class HelpTest(unittest.TestCase):
+    def test_srun_help_lists_every_option_with_one_line_of_help(self):
+        """srun --help (on an 80-column terminal, as Slurm assumes without
+        COLUMNS) shows each of stepmap's options with its help on one line."""
+        with open(os.path.join(cluster.SOURCE_ROOT, "spank_plugin/option_table.hpp")) as f:
+            table = f.read()
+        names = re.findall(r'^\s*\{"([a-z-]+)",', table, re.M)
+        self.assertGreaterEqual(len(names), 11, "the option table was not read")
+        r = run_as_user(["env", "-u", "COLUMNS", "srun", "--help"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        plugins = lines[next(i for i, l in enumerate(lines) if "Options provided by plugins" in l):]
+        for name in names:
+            at = [i for i, l in enumerate(plugins) if re.match(rf"^\s+--{name}(=|\s|$)", l)]
+            self.assertEqual(len(at), 1, f"--{name} in srun --help:\n" + "\n".join(plugins))
+            i = at[0]
+            # Slurm puts a long --name=arg on its own line, the help below it;
+            # a wrapped help continues on lines indented by 30 columns.
+            first = i if len(plugins[i].split()) > 1 else i + 1
+            after = plugins[first + 1] if first + 1 < len(plugins) else ""
+            self.assertFalse(after.startswith(" " * 30) and after.strip(),
+                             f"--{name}'s help takes more than one line:\n" +
+                             "\n".join(plugins[i:first + 2]))
+
 if __name__ == "__main__":
     cluster.require_root()
     unittest.main(verbosity=2)

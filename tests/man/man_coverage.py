@@ -5,7 +5,8 @@ usage: man_coverage.py STEPMAP_8 OPTION_TABLE_HPP SITE_KEYS_HPP PSI_ENVIRONMENT_
 
 Every option of spank_plugin/option_table.hpp has its entry (.TP) under
 OPTIONS, with an argument exactly when it takes one, named as srun --help
-names it, and is in the SYNOPSIS; every plugstack.conf key of
+names it (an optional one, "[svg:FILE]" in the table, as --name[=svg:FILE]),
+and is in the SYNOPSIS; every plugstack.conf key of
 spank_plugin/site_keys.hpp has its entry under PLUGSTACK.CONF ARGUMENTS; every
 PSI_* variable psi_environment.cpp reads has one under ENVIRONMENT. An entry
 for an option or key the code does not have fails too.
@@ -59,15 +60,19 @@ def sections(page):
 def check_options(found, options, synopsis, failures):
     named = {}
     for heading in found.get("OPTIONS", []):
-        m = re.match(r"^--([a-z0-9-]+)(?:=(\S+))?$", heading)
+        m = re.match(r"^--([a-z0-9-]+)(?:=(\S+)|\[=(\S+)\])?$", heading)
         if m:
-            named[m.group(1)] = m.group(2)
+            named[m.group(1)] = m.group(2) or ("[%s]" % m.group(3) if m.group(3) else None)
     for name, arg in options.items():
         if name not in named:
             failures.append("OPTIONS has no entry for --%s" % name)
         elif bool(arg) != bool(named[name]):
             failures.append("OPTIONS: --%s %s" % (name, "takes %s" % arg if arg else
                                                   "takes no argument"))
+        elif arg and arg.startswith("[") and named[name] != arg:
+            shown = named[name] if named[name].startswith("[") else "=" + named[name]
+            failures.append("OPTIONS: --%s%s, srun --help says --%s=%s (write --%s[=%s])" %
+                            (name, shown, name, arg, name, arg[1:-1]))
         elif arg and not named[name].startswith(arg):
             failures.append("OPTIONS: --%s=%s, srun --help says --%s=%s" %
                             (name, named[name], name, arg))
@@ -90,6 +95,14 @@ def check_keys(found, keys, failures):
                             "lacks" % key)
 
 
+def report(page_path, failures, counted):
+    """Prints each failure and the count; the exit status."""
+    for failure in failures:
+        print("%s: %s" % (page_path, failure))
+    print("%s: %d missing or wrong" % (counted, len(failures)))
+    return 1 if failures else 0
+
+
 def main(page_path, option_table, site_keys, psi_environment):
     with open(page_path) as f:
         page = f.read()
@@ -104,7 +117,7 @@ def main(page_path, option_table, site_keys, psi_environment):
               (len(options), len(keys), len(psi)))
         return 1
     found = sections(page)
-    synopsis = {plain(line)[2:].split()[0] for line in page.splitlines()
+    synopsis = {re.split(r"[\s\[=]", plain(line)[2:])[0] for line in page.splitlines()
                 if line.startswith(".OP ")}
     failures = []
     check_options(found, options, synopsis, failures)
@@ -113,11 +126,8 @@ def main(page_path, option_table, site_keys, psi_environment):
     for name in psi:
         if name not in environment:
             failures.append("ENVIRONMENT has no entry for %s" % name)
-    for failure in failures:
-        print("%s: %s" % (page_path, failure))
-    print("%d options, %d plugstack.conf keys, %d PSI_* variables: %d missing or wrong" %
-          (len(options), len(keys), len(psi), len(failures)))
-    return 1 if failures else 0
+    return report(page_path, failures, "%d options, %d plugstack.conf keys, %d PSI_* variables" %
+                  (len(options), len(keys), len(psi)))
 
 
 if __name__ == "__main__":

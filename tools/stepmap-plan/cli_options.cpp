@@ -29,6 +29,7 @@ const OptionSpec kOptions[] = {
     {"--synthetic", Kind::Value, &CliOptions::synthetic},
     {"--slurm-shape", Kind::Value, &CliOptions::slurmShape},
     {"--always-hardware", Kind::Flag, nullptr, nullptr, &CliOptions::alwaysHardware},
+    {"--site", Kind::Value, &CliOptions::siteFile},
     {"--host", Kind::Value, &CliOptions::host},
     {"--hostfile", Kind::Value, &CliOptions::hostfile},
     {"--nodes-sort", Kind::Value, &CliOptions::nodesSort},
@@ -190,8 +191,13 @@ Node hardware (optional; without it nodes are plain slot counts):
   object --map-by, PE=n, or a --bind-to other than none).
   --always-hardware              use it always, as mpirun does (then the
                                  defaults map by core and bind)
+Site policy:
+  --site FILE       plan as srun does under this site policy file
+                    (stepmap.yaml(5)): its defaults where the command line
+                    gives none, its allow and limits checked on the plan
 Placement (as srun with stepmap):
-  -n, --np N        processes           --host LIST       --hostfile FILE
+  -n, --np, -np, --ntasks N   processes
+  --host LIST       --hostfile FILE
   --map-by POLICY[:MODIFIERS]  (seq/rankfile read :FILE=path, else --hostfile)
   --rank-by slot|node|fill|span         --bind-to OBJECT[:QUALIFIERS]
   --overbook   --loop-nodes-first   --nodes-sort NONE   --tpp N
@@ -203,6 +209,7 @@ Output:
                           as an SVG picture (nodes, cores, ranks on them)
   --bindings prrte|logical|mask   how bound CPUs are written in the map
   --display-map           accepted (the map is always shown)
+  -h, --help              this text
 Exit status: 0 plan shown; 1 planning refused the request; 2 bad input.
 )";
 }

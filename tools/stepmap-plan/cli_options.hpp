@@ -9,16 +9,13 @@
 
 #include "base/expected.hpp"
 #include "plan/job_map.hpp"
+#include "request/request_options.hpp"
 
 namespace stepmap::cli {
 
-// The directives of one application context ("-n 2 --map-by core").
-struct CliApp {
-    std::optional<std::string> np;
-    std::optional<std::string> mapBy;
-    std::optional<std::string> rankBy;
-    std::optional<std::string> bindTo;
-};
+// The directives of one application context ("-n 2 --map-by core"), as
+// srun's options give them to the mapper's request builder.
+using CliApp = AppOptions;
 
 enum class OutputFormat { Map, Json, Svg };
 
@@ -36,6 +33,8 @@ struct CliOptions {
     // Give every node its hardware even when the request does not need it
     // (as mpirun, which always knows the topology); srun does not.
     bool alwaysHardware = false;
+    // --site: the site policy file (stepmap.yaml(5)) srun plans under.
+    std::optional<std::string> siteFile;
     // Placement, as srun takes it.
     std::optional<std::string> host;
     std::optional<std::string> hostfile;

@@ -44,9 +44,7 @@ Expected<PlanRequest> buildRequest(const CliOptions &options) {
     RequestOptions written;
     written.host = options.host;
     written.hostfile = options.hostfile;
-    written.apps.clear();
-    for (const CliApp &app : options.apps)
-        written.apps.push_back(AppOptions{app.np, app.mapBy, app.rankBy, app.bindTo});
+    written.apps = options.apps;
     auto request = stepmap::buildRequest(
         written, [](const std::string &path) { return readBoundedFile(path); }, kWording);
     if (!request)

@@ -1,9 +1,10 @@
 // stepmap-plan: computes the launch plan srun with stepmap's options would
 // start, from an allocation given on the command line (or Slurm's), and
-// prints it as mpirun's job map, as JSON or as an SVG picture. Launches
-// nothing.
+// prints it as mpirun's job map, as JSON or as an SVG picture; with --site,
+// under a site policy file as srun plans under it. Launches nothing.
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,9 +12,12 @@
 #include "cli_hardware.hpp"
 #include "cli_options.hpp"
 #include "cli_request.hpp"
+#include "cli_site.hpp"
 #include "plan/job_map.hpp"
 #include "plan/plan_svg.hpp"
 #include "planner/planner.hpp"
+#include "site/site_defaults.hpp"
+#include "site/site_file.hpp"
 
 namespace {
 
@@ -73,9 +77,20 @@ int main(int argc, char **argv) {
         print(usageText());
         return 0;
     }
+    // --site: the site's defaults where the command line gives none; errors
+    // from here on name the defaults used, as srun's do.
+    std::optional<plugin::SitePolicy> site;
+    std::string note;
+    if (options->siteFile) {
+        auto policy = plugin::readSitePolicy(*options->siteFile);
+        if (!policy)
+            return fail(policy.error().message, kInputError);
+        site = std::move(policy.value());
+        note = plugin::siteDefaultsNote(applySiteDefaults(*site, options.value()), *site);
+    }
     auto request = buildRequest(options.value());
     if (!request)
-        return fail(request.error().message, kInputError);
+        return fail(request.error().message + note, kInputError);
     auto allocation = loadAllocation(options.value());
     if (!allocation)
         return fail(allocation.error().message, kInputError);
@@ -87,7 +102,13 @@ int main(int argc, char **argv) {
 
     auto result = planFor(allocation->allocation, request.value(), planWithHardware || !drawn);
     if (!result)
-        return fail(result.error().message, kPlanningError);
+        return fail(result.error().message + note, kPlanningError);
+    if (site) {
+        const auto overbookBy =
+            options->overbook ? std::optional<std::string>("--overbook") : std::nullopt;
+        if (auto within = plugin::checkSitePolicy(*site, result->plan, overbookBy); !within)
+            return fail(within.error().message + note, kPlanningError);
+    }
     print(formatted(options.value(), allocation.value(), result.value()));
     return std::fflush(stdout) == 0 ? 0 : fail("cannot write the plan", kInputError);
 }

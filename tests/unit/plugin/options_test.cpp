@@ -5,6 +5,8 @@
 
 #include "options.hpp"
 
+#include "display_map.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -41,12 +43,19 @@ TEST(Options, NamesAndArgumentsInHelpOrder) {
     EXPECT_EQ(shown, (std::vector<std::string>{"--host=hosts", "--hostfile=file", "--map-by=policy",
                                                "--rank-by=policy", "--bind-to=object", "--overbook",
                                                "--loop-nodes-first", "--nodes-sort=kind", "--tpp=N",
-                                               "--display-map", "--modex=mode"}));
-    for (const auto &s : optionSpecs())
-        EXPECT_EQ(std::string(s.usage).rfind("stepmap: ", 0), 0u) << s.name;
+                                               "--display-map=[svg:FILE]", "--modex=mode"}));
+    for (const auto &s : optionSpecs()) {
+        // srun --help shows one line per option: Slurm wraps a help longer
+        // than 50 characters on an 80-column terminal.
+        EXPECT_EQ(std::string(s.usage).find('\n'), std::string::npos) << s.name;
+        EXPECT_LE(std::string(s.usage).size(), 50u) << s.name;
+        // An optional value is shown in brackets, and only a value can be.
+        EXPECT_EQ(s.valueOptional, s.arg && s.arg[0] == '[') << s.name;
+    }
 }
 
 TEST(Options, ArityTellsWhichOptionsTakeAValue) {
+    // --display-map's value is optional: only --display-map=VALUE gives one.
     auto arity = optionArity();
     EXPECT_EQ(arity.size(), optionSpecs().size());
     for (const char *flag : {"overbook", "loop-nodes-first", "display-map"})
@@ -85,7 +94,7 @@ TEST(Options, EveryOptionLandsInItsField) {
     EXPECT_TRUE(o.loopNodesFirst);
     EXPECT_EQ(o.nodesSort, "PROC");
     EXPECT_EQ(o.tpp, "2");
-    EXPECT_TRUE(o.displayMap);
+    EXPECT_EQ(o.displayMap, "");
 }
 
 TEST(Options, EachOptionAloneCountsAsGiven) {
@@ -135,6 +144,10 @@ TEST(Options, ValidValuesPass) {
              {"modex", "fence"},
              {"modex", "async"},
              {"modex", "profile"},
+             {"display-map", ""},
+             {"display-map", "text"},
+             {"display-map", "svg:map.svg"},
+             {"display-map", "svg:/tmp/a b/map.svg"},
              // Flags and unknown names have no value to check.
              {"overbook", "anything"},
              {"no-such-option", "x"}})
@@ -171,4 +184,44 @@ TEST(Options, EachCheckedOptionRefusesABadValueWithItsMessage) {
         EXPECT_EQ(refusal("tpp", tpp), std::string("--tpp '") + tpp +
                                            "': expected a positive number of hardware threads "
                                            "per process, e.g. --tpp=2");
+}
+
+TEST(Options, DisplayMapForms) {
+    using Form = DisplayMapRequest::Form;
+    for (const char *text : {"", "text", "(null)"}) {
+        auto r = parseDisplayMap(text);
+        ASSERT_TRUE(r) << text;
+        EXPECT_EQ(r->form, Form::Text) << text;
+    }
+    auto svg = parseDisplayMap("svg:out/map:1.svg");
+    ASSERT_TRUE(svg);
+    EXPECT_EQ(svg->form, Form::Svg);
+    EXPECT_EQ(svg->file, "out/map:1.svg");
+}
+
+TEST(Options, DisplayMapRefusesOtherFormsWithTheFix) {
+    const std::string accepted = "(accepted: no value or text for the job map on stderr, "
+                                 "svg:FILE for the job drawn as SVG in FILE)";
+    EXPECT_EQ(refusal("display-map", "png:x"), "--display-map 'png:x': unknown form " + accepted);
+    EXPECT_EQ(refusal("display-map", "svg"), "--display-map 'svg': unknown form " + accepted);
+    EXPECT_EQ(refusal("display-map", "SVG:x"), "--display-map 'SVG:x': unknown form " + accepted);
+    EXPECT_EQ(refusal("display-map", "svg:"),
+              "--display-map 'svg:': names no file; write --display-map=svg:FILE, e.g. "
+              "--display-map=svg:map.svg");
+    EXPECT_EQ(refusal("display-map", "svg:-"),
+              "--display-map 'svg:-': srun's standard output carries the job's output, not the "
+              "picture; name a file, e.g. --display-map=svg:map.svg");
+    EXPECT_EQ(refusal("display-map", "x\x1b[2J"),
+              "--display-map 'x\\x1b[2J': unknown form " + accepted);
+}
+
+TEST(Options, AForwardedDisplayMapWithoutValueIsTheTextMap) {
+    // sbatch/salloc forward an option given without a value as "(null)".
+    ForwardedVariable bare("display_map", "(null)");
+    auto o = mergeOptions({}, forwardedOptions());
+    ASSERT_TRUE(o.displayMap);
+    EXPECT_EQ(parseDisplayMap(*o.displayMap)->form, DisplayMapRequest::Form::Text);
+    // The command line's value wins.
+    o = mergeOptions({{"display-map", "svg:m.svg"}}, forwardedOptions());
+    EXPECT_EQ(o.displayMap, "svg:m.svg");
 }

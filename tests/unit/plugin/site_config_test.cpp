@@ -48,7 +48,7 @@ TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
     };
     for (const auto &tc : std::vector<Case>{
              {"colour=blue", "unknown plugstack.conf argument 'colour' (value 'blue'); known: "
-                             "server, tmpdir, log_dir, hub_address, client_auth, "
+                             "server, config, tmpdir, log_dir, hub_address, client_auth, "
                              "dmodex_timeout, server_start_timeout, profile, modex_ports"},
              {"profile=profile.yaml", "plugstack.conf argument profile='profile.yaml' must be an "
                                       "absolute path"},
@@ -77,3 +77,114 @@ TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
         EXPECT_EQ(c.error().message, tc.message);
     }
 }
+
+// config=FILE: the site file's settings join plugstack.conf's; each setting
+// is made in one place only.
+namespace site_file {
+
+using stepmap::Expected;
+using stepmap::UserError;
+using stepmap::plugin::SitePolicy;
+
+SitePolicyReader reading(SitePolicy policy, std::string *asked = nullptr) {
+    return [policy, asked](const std::string &path) -> Expected<SitePolicy> {
+        if (asked)
+            *asked = path;
+        return policy;
+    };
+}
+
+TEST(SiteConfigFile, MergesTheFilesSettings) {
+    SitePolicy p;
+    p.profile = "/etc/slurm/profile.yaml";
+    p.modexPorts = "30000-30999";
+    p.logDir = "/var/log/stepmap";
+    p.dmodexTimeoutSec = 7;
+    p.serverStartTimeoutSec = 9;
+    p.mapBy = "node";
+    std::string asked;
+    auto c = parseSiteConfig({"config=/etc/slurm/stepmap.yaml", "tmpdir=/var/tmp"}, "/x",
+                             reading(p, &asked));
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(asked, "/etc/slurm/stepmap.yaml");
+    EXPECT_EQ(c->policy.path, "/etc/slurm/stepmap.yaml");
+    EXPECT_EQ(c->profile, "/etc/slurm/profile.yaml");
+    EXPECT_EQ(c->modexPorts, "30000-30999");
+    EXPECT_EQ(c->logDir, "/var/log/stepmap");
+    EXPECT_EQ(c->dmodexTimeoutSec, 7);
+    EXPECT_EQ(c->serverStartTimeoutSec, 9);
+    EXPECT_EQ(c->tmpdir, "/var/tmp");
+    EXPECT_EQ(c->policy.mapBy, std::optional<std::string>("node"));
+}
+
+TEST(SiteConfigFile, WithoutConfigNothingIsRead) {
+    bool read = false;
+    auto c = parseSiteConfig({"tmpdir=/tmp"}, "/x", [&](const std::string &) {
+        read = true;
+        return Expected<SitePolicy>(SitePolicy{});
+    });
+    ASSERT_TRUE(c);
+    EXPECT_FALSE(read);
+    EXPECT_EQ(c->policy.serve, stepmap::plugin::ServedSteps::Options);
+}
+
+TEST(SiteConfigFile, ASettingInBothPlacesIsRefused) {
+    struct Case {
+        const char *argument;
+        void (*set)(SitePolicy &);
+        const char *key;
+    };
+    for (const Case &tc : {
+             Case{"profile=/p", [](SitePolicy &p) { p.profile = "/q"; }, "profile"},
+             Case{"modex_ports=24000-24999", [](SitePolicy &p) { p.modexPorts = "25000-25999"; },
+                  "modex_ports"},
+             Case{"log_dir=/a", [](SitePolicy &p) { p.logDir = "/b"; }, "log.dir"},
+             Case{"dmodex_timeout=5", [](SitePolicy &p) { p.dmodexTimeoutSec = 6; },
+                  "timeouts.direct_modex"},
+             Case{"server_start_timeout=5", [](SitePolicy &p) { p.serverStartTimeoutSec = 6; },
+                  "timeouts.server_start"},
+         }) {
+        SitePolicy p;
+        tc.set(p);
+        auto c = parseSiteConfig({tc.argument, "config=/etc/s.yaml"}, "/x", reading(p));
+        ASSERT_FALSE(c) << tc.argument;
+        const std::string name =
+            std::string(tc.argument).substr(0, std::string(tc.argument).find('='));
+        EXPECT_EQ(c.error().message, "plugstack.conf argument " + name + "= and " + tc.key +
+                                         " in /etc/s.yaml both set it; keep one of them");
+    }
+}
+
+TEST(SiteConfigFile, TheFilesErrorIsTheLoadsError) {
+    auto c = parseSiteConfig({"config=/etc/s.yaml"}, "/x", [](const std::string &) {
+        return Expected<SitePolicy>(UserError{"/etc/s.yaml:3: defaults.colour: unknown key"});
+    });
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message, "/etc/s.yaml:3: defaults.colour: unknown key");
+}
+
+TEST(SiteConfigFile, ConfigMustBeAbsoluteAndGivenOnce) {
+    auto relative = parseSiteConfig({"config=stepmap.yaml"}, "/x", reading({}));
+    ASSERT_FALSE(relative);
+    EXPECT_EQ(relative.error().message,
+              "plugstack.conf argument config='stepmap.yaml' must be an absolute path");
+    auto twice = parseSiteConfig({"config=/a", "config=/b"}, "/x", reading({}));
+    ASSERT_FALSE(twice);
+    EXPECT_EQ(twice.error().message, "plugstack.conf argument config= is given twice; keep one");
+}
+
+TEST(SiteConfigFile, ADefaultModexOfProfileNeedsAProfile) {
+    SitePolicy p;
+    p.modex = "profile";
+    auto without = parseSiteConfig({"config=/etc/s.yaml"}, "/x", reading(p));
+    ASSERT_FALSE(without);
+    EXPECT_EQ(without.error().message,
+              "/etc/s.yaml: defaults.modex: profile needs the site's interconnect profile; name "
+              "it (profile: FILE here, or profile=FILE in plugstack.conf), or choose fence or "
+              "async");
+    EXPECT_TRUE(parseSiteConfig({"config=/etc/s.yaml", "profile=/etc/p.yaml"}, "/x", reading(p)));
+    p.profile = "/etc/p.yaml";
+    EXPECT_TRUE(parseSiteConfig({"config=/etc/s.yaml"}, "/x", reading(p)));
+}
+
+} // namespace site_file

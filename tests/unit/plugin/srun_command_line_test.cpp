@@ -94,3 +94,23 @@ TEST(SrunCommandLine, OptionalValuesOnlyAttached) {
     EXPECT_EQ(c.program, "./app");
     EXPECT_EQ(c.last("exclusive")->value, std::nullopt);
 }
+
+TEST(SrunCommandLine, DisplayMapsValueOnlyAfterEquals) {
+    // As getopt_long's optional_argument: the value is --display-map=VALUE;
+    // a word after a bare --display-map is not its value.
+    auto bare = scan({"--display-map", "./app", "svg:x"});
+    EXPECT_EQ(bare.stepmapOptions.at("display-map"), "");
+    EXPECT_EQ(bare.program, "./app");
+    auto svg = scan({"-n", "8", "--display-map=svg:/tmp/m a p.svg", "--map-by", "core", "./app"});
+    EXPECT_EQ(svg.stepmapOptions.at("display-map"), "svg:/tmp/m a p.svg");
+    EXPECT_EQ(svg.stepmapOptions.at("map-by"), "core");
+    EXPECT_EQ(*svg.ntasks, "8");
+    EXPECT_EQ(svg.program, "./app");
+    // Written as two words, the form is the program srun would run.
+    auto split = scan({"--display-map", "svg:m.svg", "./app"});
+    EXPECT_EQ(split.stepmapOptions.at("display-map"), "");
+    EXPECT_EQ(split.program, "svg:m.svg");
+    auto abbreviated = scan({"--display=text", "-n", "2", "./app"});
+    EXPECT_EQ(abbreviated.stepmapOptions.at("display-map"), "text");
+    EXPECT_EQ(*abbreviated.ntasks, "2");
+}
