@@ -139,6 +139,12 @@ def hello_ranks(stdout):
     return ranks
 
 
+def layout(nodes):
+    """Nodes as a pattern of letters by first use: [n3, n2, n3, n2] is "ABAB"."""
+    letters = {}
+    return "".join(letters.setdefault(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[len(letters)]) for n in nodes)
+
+
 def hello_apps(stdout):
     """{rank: MPI_APPNUM} from mpi_hello's output."""
     return {int(m.group(1)): int(m.group(2))
@@ -307,6 +313,19 @@ class StepTestCase(unittest.TestCase):
             self.assertEqual(size, n, f"rank {r} size")
             self.assertEqual(total, n * (n - 1) // 2, f"rank {r} allreduce")
             self.assertTrue(nspace.startswith("stepmap."), nspace)
+
+    def assertRanksLaidOut(self, result, pattern):
+        """As assertRanksOn, where Slurm chose the nodes: `pattern` has a
+        letter per rank, the same letter for ranks on the same node and
+        different letters for different nodes ("ABAB": by node over two).
+        A node still completing the previous job is not chosen, so a test
+        that does not pin its nodes (-w) must not name them."""
+        ranks = hello_ranks(result.stdout)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(sorted(ranks), list(range(len(pattern))), result.stdout + result.stderr)
+        nodes = [ranks[r][0] for r in range(len(pattern))]
+        self.assertEqual(layout(nodes), pattern, f"ranks on {nodes}")
+        self.assertRanksOn(result, nodes)
 
     def assertRefused(self, result, *needles):
         """srun failed before any task started, saying all of needles."""
