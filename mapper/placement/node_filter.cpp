@@ -131,21 +131,25 @@ std::vector<Candidate> afterHostfile(const std::optional<HostSpec> &hostfile,
 }
 
 // An including --host applied to `list`. Each named node must be in it.
-// The hostfile's order wins when one filtered first; caps combine by min.
+// --host gives the order and each node's count (1 a mention, or :N); a
+// hostfile's cap and max_slots still bound it.
 Expected<std::vector<Candidate>> afterIncludingHost(const std::vector<Candidate> &list,
                                                     const std::vector<Resolved> &hostNodes,
-                                                    bool keepListOrder, std::size_t nodeCount) {
-    std::vector<bool> inList(nodeCount, false);
-    for (const Candidate &candidate : list)
-        inList[candidate.node] = true;
+                                                    std::size_t nodeCount, HostCounts counts) {
+    std::vector<std::int64_t> position(nodeCount, kAbsent);
+    for (std::size_t i = 0; i < list.size(); ++i)
+        position[list[i].node] = static_cast<std::int64_t>(i);
     std::vector<std::string> missing;
-    std::vector<bool> named(nodeCount, false);
-    std::vector<std::optional<int>> hostCap(nodeCount);
+    std::vector<Candidate> next;
     for (const Resolved &resolved : hostNodes) {
-        if (!inList[resolved.node])
+        if (position[resolved.node] == kAbsent) {
             missing.push_back(resolved.entry.name);
-        named[resolved.node] = true;
-        hostCap[resolved.node] = resolved.entry.slots;
+            continue;
+        }
+        const Candidate &candidate = list[static_cast<std::size_t>(position[resolved.node])];
+        const std::optional<int> named =
+            counts == HostCounts::Mpirun ? resolved.entry.slots.value_or(1) : resolved.entry.slots;
+        next.push_back(Candidate{resolved.node, minCap(candidate.cap, named), candidate.maxSlots});
     }
     if (!missing.empty())
         return hostsMissing(missing,
@@ -153,41 +157,34 @@ Expected<std::vector<Candidate>> afterIncludingHost(const std::vector<Candidate>
                             "hostfile.",
                             "A node must pass both --host and --hostfile: add it to the hostfile "
                             "or remove it from --host.");
-    std::vector<Candidate> next;
-    if (keepListOrder) {
-        for (const Candidate &candidate : list) {
-            if (named[candidate.node])
-                next.push_back(Candidate{candidate.node,
-                                         minCap(candidate.cap, hostCap[candidate.node]),
-                                         candidate.maxSlots});
-        }
-    } else {
-        for (const Resolved &resolved : hostNodes)
-            next.push_back(Candidate{resolved.node, resolved.entry.slots, std::nullopt});
-    }
     return next;
 }
 
-// Slots from caps, bounded by max_slots; above Slurm's CPUs needs permission.
+// Slots from the counts, bounded by max_slots and (HostCounts::Mpirun, or
+// Pool without allowAboveCpus) Slurm's CPUs.
 Expected<std::vector<NodeSlots>> withSlots(const Allocation &allocation,
-                                           const std::vector<Candidate> &list,
-                                           bool allowOversubscribe) {
+                                           const std::vector<Candidate> &list, HostCounts counts,
+                                           bool allowAboveCpus) {
     std::vector<NodeSlots> result;
     result.reserve(list.size());
     for (const Candidate &candidate : list) {
         const AllocatedNode &node = allocation.nodes[candidate.node];
-        int slots = candidate.cap.value_or(node.slots);
+        int requested = candidate.cap.value_or(node.slots);
         if (candidate.maxSlots)
-            slots = std::min(slots, *candidate.maxSlots);
-        if (slots > node.slots && !allowOversubscribe)
-            return UserError{"host " + node.name + ": " + std::to_string(slots) +
-                             " slots requested, but Slurm allocated only " +
-                             std::to_string(node.slots) +
-                             " CPUs there.\nTo oversubscribe it, add --map-by :OVERSUBSCRIBE (or "
-                             "--overbook); otherwise request at most " +
-                             std::to_string(node.slots) + " slots on " + node.name + "."};
+            requested = std::min(requested, *candidate.maxSlots);
+        int slots = std::min(requested, node.slots);
+        if (counts == HostCounts::Pool && requested > node.slots) {
+            if (!allowAboveCpus)
+                return UserError{"host " + node.name + ": " + std::to_string(requested) +
+                                 " slots requested, but Slurm allocated only " +
+                                 std::to_string(node.slots) +
+                                 " CPUs there.\nTo oversubscribe it, add --overbook; otherwise "
+                                 "request at most " +
+                                 std::to_string(node.slots) + " slots on " + node.name + "."};
+            slots = requested;
+        }
         result.push_back(
-            NodeSlots{candidate.node, node.name, node.slots, slots, candidate.maxSlots});
+            NodeSlots{candidate.node, node.name, node.slots, slots, requested, candidate.maxSlots});
     }
     return result;
 }
@@ -195,7 +192,8 @@ Expected<std::vector<NodeSlots>> withSlots(const Allocation &allocation,
 } // namespace
 
 Expected<std::vector<NodeSlots>> filterNodes(const Allocation &allocation,
-                                             const PlanRequest &request, bool allowOversubscribe) {
+                                             const PlanRequest &request, HostCounts counts,
+                                             bool allowAboveCpus) {
     auto index = indexAllocation(allocation);
     if (!index)
         return index.error();
@@ -227,8 +225,7 @@ Expected<std::vector<NodeSlots>> filterNodes(const Allocation &allocation,
     if (request.host && request.host->exclude) {
         list = withoutNodes(list, hostNodes, nodeCount);
     } else if (request.host) {
-        const bool fileIncludes = request.hostfile && !request.hostfile->exclude;
-        auto filtered = afterIncludingHost(list, hostNodes, fileIncludes, nodeCount);
+        auto filtered = afterIncludingHost(list, hostNodes, nodeCount, counts);
         if (!filtered)
             return filtered.error();
         list = std::move(filtered.value());
@@ -236,7 +233,7 @@ Expected<std::vector<NodeSlots>> filterNodes(const Allocation &allocation,
     if (list.empty())
         return UserError{"No nodes are left to run on: the --host and --hostfile filters "
                          "exclude every allocated node."};
-    return withSlots(allocation, list, allowOversubscribe);
+    return withSlots(allocation, list, counts, allowAboveCpus);
 }
 
 } // namespace stepmap::detail

@@ -17,8 +17,8 @@ std::vector<NodeSlots> Engine::slotView(const std::vector<std::uint32_t> &list) 
         std::optional<int> maxSlots;
         if (node.slotsMax != 0)
             maxSlots = std::max(0, node.slotsMax - node.slotsInuse);
-        slots.push_back(
-            NodeSlots{index, node.name, node.cpus, std::max(node.slotsAvailable, 0), maxSlots});
+        const int free = std::max(node.slotsAvailable, 0);
+        slots.push_back(NodeSlots{index, node.name, node.cpus, free, free, maxSlots});
     }
     return slots;
 }

@@ -28,13 +28,25 @@ MapBy defaultJobMap(const PlanRequest &request, bool modeled, bool useHwthreads)
     return useHwthreads ? MapBy::Hwthread : MapBy::Core;
 }
 
-// The processes an application without -n starts: the nodes' slots, or
-// with PE=n the CPUs they hold divided by n (at least 1, at most the slots).
+// The processes an application without -n starts: the slots the filters
+// asked for (a --host count above Slurm's CPUs included, as mpirun counts
+// it), or with PE=n the CPUs the nodes hold divided by n (at least 1, at
+// most the slots). Counts above Slurm's CPUs need OVERSUBSCRIBE.
 Expected<std::uint32_t> slotsCount(const Allocation &allocation, const NodeSelection &nodes, int pe,
-                                   bool useHwthreads) {
+                                   const MapOptions &job) {
     std::int64_t slots = 0;
-    for (const NodeSlots &entry : nodes.list)
-        slots += entry.slots;
+    for (const NodeSlots &entry : nodes.list) {
+        if (entry.requested > entry.slots && !job.oversubscribe && pe <= 1)
+            return UserError{"host " + std::string(entry.name) + ": " +
+                             std::to_string(entry.requested) +
+                             " slots requested, but Slurm allocated only " +
+                             std::to_string(entry.cpus) +
+                             " CPUs there.\nTo oversubscribe it, add --map-by :OVERSUBSCRIBE (or "
+                             "--overbook); otherwise request at most " +
+                             std::to_string(entry.cpus) + " slots on " + std::string(entry.name) +
+                             " or give -n."};
+        slots += entry.requested;
+    }
     if (slots > kMaxRanks)
         return UserError{"too many processes: the selected nodes have " + std::to_string(slots) +
                          " slots, stepmap places at most " + std::to_string(kMaxRanks) +
@@ -44,10 +56,14 @@ Expected<std::uint32_t> slotsCount(const Allocation &allocation, const NodeSelec
     std::int64_t cpus = 0;
     for (const NodeSlots &entry : nodes.list) {
         const NodeModel &model = *allocation.nodes[entry.allocIndex].model;
-        const std::size_t n = useHwthreads ? model.puCount() : model.objects(HwLevel::Core).size();
+        const std::size_t n =
+            job.useHwthreads ? model.puCount() : model.objects(HwLevel::Core).size();
         cpus += static_cast<std::int64_t>(n) / pe;
     }
-    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(cpus, 1, slots));
+    std::int64_t held = 0;
+    for (const NodeSlots &entry : nodes.list)
+        held += entry.slots;
+    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(cpus, 1, held));
 }
 
 Expected<std::uint32_t> countOne(const Allocation &allocation, const AppPlan &app,
@@ -62,7 +78,7 @@ Expected<std::uint32_t> countOne(const Allocation &allocation, const AppPlan &ap
         return ids ? static_cast<std::uint32_t>(ids->size()) : 1u;
     }
     const int pe = app.request.map && app.request.map->pe ? *app.request.map->pe : job.cpusPerRank;
-    return slotsCount(allocation, nodes, pe, job.useHwthreads);
+    return slotsCount(allocation, nodes, pe, job);
 }
 
 RankingWord jobRanking(const PlanRequest &request, const MapOptions &job) {

@@ -51,7 +51,7 @@ std::string firstHardwarePolicy(const PlanRequest &request, const JobApps &apps)
 
 Expected<NodeSelection> selectNodes(const Allocation &allocation, const PlanRequest &request,
                                     const JobApps &apps) {
-    auto filtered = filterNodes(allocation, request, apps.allowOversubscribe);
+    auto filtered = filterNodes(allocation, request);
     if (!filtered)
         return filtered.error();
     NodeSelection out{std::move(filtered.value())};

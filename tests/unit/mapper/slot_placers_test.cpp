@@ -18,7 +18,7 @@ std::vector<NodeSlots> slots(std::vector<std::pair<int, std::optional<int>>> cou
     std::vector<NodeSlots> out;
     for (std::size_t i = 0; i < counts.size(); ++i)
         out.push_back(NodeSlots{static_cast<std::uint32_t>(i), names.at(i), counts[i].first,
-                                counts[i].first, counts[i].second});
+                                counts[i].first, counts[i].first, counts[i].second});
     return out;
 }
 
