@@ -54,9 +54,10 @@ std::uint32_t Engine::internObject(std::uint32_t index, HwLevel level, std::uint
     PuBits whole(model.puCount());
     whole.setRange(object.firstPu, object.puCount);
     const bool pelist = !options.cpuset.empty() && jobCpuset_;
-    if (node.jobcacheFull && !pelist) {
-        // The node untouched: the object's whole set, the same for every
-        // node of this model.
+    if (!pelist) {
+        // The object's whole set, as mpirun binds (also where earlier
+        // applications took some of its CPUs): the same for every node of
+        // this model.
         auto &perLevel = objectBinding_[&model];
         if (perLevel.empty())
             perLevel.resize(kHwLevelCount);
@@ -67,10 +68,8 @@ std::uint32_t Engine::internObject(std::uint32_t index, HwLevel level, std::uint
             cache[obj] = internBits(model, whole);
         return cache[obj];
     }
-    PuBits held = node.jobcache;
+    PuBits held = *jobCpuset_;
     held.keepRange(object.firstPu, object.puCount);
-    if (pelist)
-        held.andWith(*jobCpuset_);
     return internBits(model, held.any() ? held : whole);
 }
 

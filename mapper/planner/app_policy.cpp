@@ -26,7 +26,8 @@ void applyAppRequest(MapOptions &options, const AppPlan &app, bool modeled,
         options.overload = request.bind->overload.value_or(false);
         options.limit = request.bind->limit.value_or(0);
     } else if (request.map) {
-        options.bind = modeled ? defaultBinding(options, app.np) : BindTo::None;
+        options.bind =
+            modeled && !options.oversubscribe ? defaultBinding(options, app.np) : BindTo::None;
         if (request.bind)
             options.overload = request.bind->overload.value_or(options.overload);
     }

@@ -28,6 +28,14 @@ MapBy defaultJobMap(const PlanRequest &request, bool modeled, bool useHwthreads)
     return useHwthreads ? MapBy::Hwthread : MapBy::Core;
 }
 
+UserError aboveCpus(const NodeSlots &entry) {
+    return UserError{"host " + std::string(entry.name) + ": " + std::to_string(entry.requested) +
+                     " slots requested, but Slurm allocated only " + std::to_string(entry.cpus) +
+                     " CPUs there.\nTo oversubscribe it, add --map-by :OVERSUBSCRIBE (or "
+                     "--overbook); otherwise request at most " +
+                     std::to_string(entry.cpus) + " slots on " + std::string(entry.name) + "."};
+}
+
 // The processes an application without -n starts: the slots the filters
 // asked for (a --host count above Slurm's CPUs included, as mpirun counts
 // it), or with PE=n the CPUs the nodes hold divided by n (at least 1, at
@@ -37,14 +45,7 @@ Expected<std::uint32_t> slotsCount(const Allocation &allocation, const NodeSelec
     std::int64_t slots = 0;
     for (const NodeSlots &entry : nodes.list) {
         if (entry.requested > entry.slots && !job.oversubscribe && pe <= 1)
-            return UserError{"host " + std::string(entry.name) + ": " +
-                             std::to_string(entry.requested) +
-                             " slots requested, but Slurm allocated only " +
-                             std::to_string(entry.cpus) +
-                             " CPUs there.\nTo oversubscribe it, add --map-by :OVERSUBSCRIBE (or "
-                             "--overbook); otherwise request at most " +
-                             std::to_string(entry.cpus) + " slots on " + std::string(entry.name) +
-                             " or give -n."};
+            return aboveCpus(entry);
         slots += entry.requested;
     }
     if (slots > kMaxRanks)
@@ -101,13 +102,33 @@ BindingWord jobBinding(const PlanRequest &request, const MapOptions &job, bool m
         word = bindingWordOf(*request.bind);
     if (word.given)
         return word;
-    if (modeled) {
+    if (modeled && job.oversubscribe) {
+        // Allowed to oversubscribe and not told how to bind: unbound, as
+        // mpirun leaves such a job.
+        word.policy = BindTo::None;
+    } else if (modeled) {
         word.ifSupported = true;
         word.policy = defaultBinding(job, totalProcesses);
     } else {
         word.policy = BindTo::None;
     }
     return word;
+}
+
+// The processes a ppr pattern asks for on the selected nodes (N per node
+// or per object), as mpirun counts them before it picks a default binding.
+std::uint32_t pprProcesses(const Allocation &allocation, const NodeSelection &nodes,
+                           const MapOptions &job) {
+    std::int64_t objects = 0;
+    for (const NodeSlots &entry : nodes.list) {
+        const NodeModel *model = allocation.nodes[entry.allocIndex].model.get();
+        if (job.mapNode || model == nullptr || !job.mapLevel)
+            objects += 1;
+        else
+            objects += static_cast<std::int64_t>(model->objects(*job.mapLevel).size());
+    }
+    return static_cast<std::uint32_t>(
+        std::min<std::int64_t>(objects * std::max(job.pprn, 0), kMaxRanks));
 }
 
 } // namespace
@@ -152,6 +173,17 @@ Expected<std::vector<std::uint32_t>> countProcesses(const Allocation &allocation
     if (total > kMaxRanks)
         return UserError{"too many processes: " + std::to_string(total) +
                          " requested, stepmap places at most " + std::to_string(kMaxRanks)};
+    // More processes than slots because a filter asked a node for more than
+    // Slurm gave it: say so (the placer would only count slots).
+    std::int64_t slots = 0;
+    for (const NodeSlots &entry : nodes.list)
+        slots += entry.slots;
+    if (total > slots && !job.oversubscribe) {
+        for (const NodeSlots &entry : nodes.list) {
+            if (entry.requested > entry.slots)
+                return aboveCpus(entry);
+        }
+    }
     return out;
 }
 
@@ -167,6 +199,8 @@ Expected<JobPolicy> resolveJobPolicy(const Allocation &allocation, const PlanReq
             return *error;
     job.ranksInPlacementOrder = ranksInPlacementOrder(job.map, job.rank);
 
+    if (job.map == MapBy::Ppr && totalProcesses == 0)
+        totalProcesses = pprProcesses(allocation, nodes, job);
     out.binding = jobBinding(request, job, nodes.modeled, totalProcesses);
     job.bind = out.binding.policy;
     job.overload = out.binding.overloadAllowed;

@@ -82,10 +82,18 @@ class SpineTest(cluster.StepTestCase):
         self.assertRanksOn(r, ["n1", "n1", "n2", "n2", "n3", "n3", "n4", "n4"])
 
     def test_host_filter_before_and_after_n(self):
-        for args in (["--host", "n2,n3", "-n", "3"], ["-n", "3", "--host", "n2,n3"]):
+        for args in (["--host", "n2:2,n3", "-n", "3"], ["-n", "3", "--host", "n2:2,n3"]):
             with self.subTest(args=args):
                 r = srun(*args, MPI_HELLO)
                 self.assertRanksOn(r, ["n2", "n2", "n3"])
+
+    def test_host_names_count_slots_as_mpirun(self):
+        # A bare name is one slot (mpirun inside an allocation): -n defaults
+        # to the names' count, in --host's order.
+        r = srun("--host", "n3,n2,n3", MPI_HELLO)
+        self.assertRanksOn(r, ["n3", "n3", "n2"])
+        r = srun("--host", "n2,n3", "-n", "3", MPI_HELLO)
+        self.assertRefused(r, "There are not enough slots available")
 
     def test_hostfile_slots_filter(self):
         path = write_user_file("# two nodes\nn3 slots=1\n\nn2 slots=2\n")
