@@ -64,7 +64,7 @@ struct MapOptions {
     std::string interleave;
     std::uint32_t nprocs = 0;           // scratch, as in PRRTE
     std::uint32_t startRank = 0;        // first rank of this application
-    bool ranksInPlacementOrder = false; // stepmap: slot/slot and node/node rank as placed
+    bool ranksInPlacementOrder = false; // stepmap: node/node ranks as placed
     bool overbook = false;              // --overbook (ParaStation)
     bool sequenceShared = false;        // the job's sequence, continued across apps
     const std::vector<SequenceEntry> *sequence = nullptr;

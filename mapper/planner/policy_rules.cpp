@@ -42,8 +42,7 @@ BindTo defaultBinding(const MapOptions &options, std::uint32_t nprocs) {
 }
 
 bool ranksInPlacementOrder(MapBy map, RankBy rank) {
-    return ((map == MapBy::Slot || map == MapBy::Default) && rank == RankBy::Slot) ||
-           (map == MapBy::Node && rank == RankBy::Node);
+    return map == MapBy::Node && rank == RankBy::Node;
 }
 
 RankBy defaultRanking(MapBy map, bool span) {
