@@ -75,10 +75,9 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
                              (options.mapDevice ? escaped(options.device) + " device" : object) +
                              " among the CPUs the job holds there.\nUse an object every node "
                              "has (e.g. core)."};
+        // A node with fewer free slots than the pattern asks still takes
+        // what its slots hold, object by object (mpirun's ppr mapper).
         options.nprocs = pprn * nobjs;
-        if (options.nprocs > static_cast<std::uint32_t>(std::max(node.slotsAvailable, 0)) &&
-            !options.oversubscribe)
-            continue;
         unbindIfOverloaded(index, options.nprocs,
                            options.nprocs * static_cast<std::uint32_t>(options.cpusPerRank),
                            options);
