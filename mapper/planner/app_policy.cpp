@@ -41,6 +41,9 @@ Expected<AppPolicy> resolveAppPolicy(const Allocation &allocation, const NodeSel
     AppPolicy out{job.options};
     MapOptions &options = out.options;
     applyAppRequest(options, app, nodes.modeled, out.ownBinding);
+    bindHwthreadForCore(options, coresAreHwthreads(allocation, nodes.list));
+    if (out.ownBinding)
+        out.ownBinding->policy = options.bind;
     if (auto error = checkBindAbove(options, where))
         return *error;
     if (auto error = checkRankNeedsObject(options, where))

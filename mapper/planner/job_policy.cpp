@@ -205,6 +205,8 @@ Expected<JobPolicy> resolveJobPolicy(const Allocation &allocation, const PlanReq
     job.bind = out.binding.policy;
     job.overload = out.binding.overloadAllowed;
     job.limit = request.bind ? request.bind->limit.value_or(0) : 0;
+    bindHwthreadForCore(job, coresAreHwthreads(allocation, nodes.list));
+    out.binding.policy = job.bind;
     if (auto error = checkBindAbove(job, ""))
         return *error;
     if (auto error = checkCpuBinding(job, out.binding, ""))

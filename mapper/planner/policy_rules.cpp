@@ -143,6 +143,24 @@ std::optional<UserError> checkBindAbove(const MapOptions &options, std::string_v
     return std::nullopt;
 }
 
+bool coresAreHwthreads(const Allocation &allocation, const std::vector<NodeSlots> &list) {
+    bool any = false;
+    for (const NodeSlots &entry : list) {
+        const NodeModel *model = allocation.nodes[entry.allocIndex].model.get();
+        if (model == nullptr)
+            continue;
+        if (model->puCount() != model->objects(HwLevel::Core).size())
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+void bindHwthreadForCore(MapOptions &options, bool coresAreHwthreads) {
+    if (coresAreHwthreads && options.map == MapBy::Hwthread && options.bind == BindTo::Core)
+        options.bind = BindTo::Hwthread;
+}
+
 std::optional<UserError> checkRankNeedsObject(const MapOptions &options, std::string_view where) {
     if ((options.rank == RankBy::Fill || options.rank == RankBy::Span) && !options.userRanked &&
         !options.mapLevel)

@@ -50,6 +50,15 @@ std::optional<UserError> checkCpuBinding(MapOptions &options, BindingWord &word,
                                          std::string_view where);
 // Binding above the mapped object.
 std::optional<UserError> checkBindAbove(const MapOptions &options, std::string_view where);
+
+// Whether every selected node with a model has one hwthread per core: there
+// mpirun takes cores for hwthreads, so binding to a core when mapping by
+// hwthread binds to that hwthread instead of being refused.
+bool coresAreHwthreads(const Allocation &allocation, const std::vector<NodeSlots> &list);
+
+// --bind-to core under --map-by hwthread on such nodes: hwthread (the same
+// CPUs), as mpirun binds.
+void bindHwthreadForCore(MapOptions &options, bool coresAreHwthreads);
 // rank-by fill/span without an object map.
 std::optional<UserError> checkRankNeedsObject(const MapOptions &options, std::string_view where);
 // A pe-list's ids must exist on every modeled node of the list.
