@@ -47,11 +47,19 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
     const auto targets = [&](std::uint32_t index) -> Expected<std::uint32_t> {
         return options.mapNode ? 1u : objectTargets(index, options);
     };
+    const auto noObject = [&](const NodeState &node) {
+        return UserError{pattern + ": node " + std::string(node.name) + " has no " +
+                         (options.mapDevice ? escaped(options.device) + " device" : object) +
+                         " among the CPUs the job holds there.\nUse an object every node "
+                         "has (e.g. core)."};
+    };
     if (np == 0) {
         auto count = pprCount(list.value(), pprn, pattern, targets);
         if (!count)
             return count.error();
         np = count.value();
+        if (np == 0 && !list.value().empty())
+            return noObject(nodes_[list.value().front()]);
     }
     if (numSlots < np) {
         if (!options.oversubscribe)
@@ -71,10 +79,7 @@ std::optional<UserError> Engine::mapPpr(std::uint32_t app, std::uint32_t np, Map
             return count.error();
         const std::uint32_t nobjs = count.value();
         if (nobjs == 0)
-            return UserError{pattern + ": node " + std::string(node.name) + " has no " +
-                             (options.mapDevice ? escaped(options.device) + " device" : object) +
-                             " among the CPUs the job holds there.\nUse an object every node "
-                             "has (e.g. core)."};
+            return noObject(node);
         // A node with fewer free slots than the pattern asks still takes
         // what its slots hold, object by object (mpirun's ppr mapper).
         options.nprocs = pprn * nobjs;

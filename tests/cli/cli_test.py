@@ -218,6 +218,12 @@ OUT
             "--map-by ppr:16000000:node: the pattern asks for more than 16777216 processes on "
             "the 2 nodes", 1, timeout=20)
 
+    # A ppr object no node has: refused, not an empty plan (exit 0, no rank).
+    refused("ppr on an object no node has",
+            nodes + ["--synthetic", "package:2 core:2 pu:1", "--map-by", "ppr:1:l3cache"],
+            "--map-by ppr:1:l3cache: node n1 has no l3cache among the CPUs the job holds there",
+            1, timeout=20)
+
     res = refused("pe-list naming more CPUs than a node has",
                   nodes + ["--synthetic", "core:2 pu:1", "--map-by",
                            "pe-list=" + ",".join(["0-16777215"] * 40)],

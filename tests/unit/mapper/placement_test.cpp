@@ -193,6 +193,15 @@ TEST(PlanPatterns, PprPlacesNPerObject) {
               "it takes).\nRequest at most 4 processes, or change the pattern.");
 }
 
+TEST(PlanPatterns, PprFillsANodeWithFewerSlotsThanThePatternAsks) {
+    // ppr:2:package asks 4 of a node with 3 free slots: it takes 3, object
+    // by object, and the rest go to the next node (mpirun's ppr mapper).
+    const Allocation two = nodes(2, 3, shape(2, 2, 1));
+    const PlanResult result = plan(two, request(5, "ppr:2:package"));
+    EXPECT_EQ(hostPerRank(result.plan), (Strings{"n0", "n0", "n0", "n1", "n1"}));
+    EXPECT_EQ(bound(result.plan), (Strings{"0-1", "0-1", "2-3", "0-1", "0-1"}));
+}
+
 TEST(PlanPatterns, PeListBindsToTheListOrOneCpuEachWhenOrdered) {
     const Allocation one = nodes(1, 4, shape(1, 8, 1));
     const PlanResult list = plan(one, request(2, "pe-list=2-3"));
