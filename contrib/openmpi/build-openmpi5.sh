@@ -11,7 +11,7 @@
 #   contrib/openmpi/build-openmpi5.sh [TARBALL]   -> prints the prefix on stdout
 # TARBALL defaults to $STEPMAP_OMPI5_TARBALL or ../shared/openmpi/openmpi-5.0.10-git.tar.xz
 # next to the checkout. The prefix is /opt/openmpi-<version> unless
-# STEPMAP_OMPI5_PREFIX names another. About 25 minutes on 2 cores, once.
+# STEPMAP_OMPI5_PREFIX names another. About 10 minutes on 2 cores, once.
 # Run as root on Debian 12.
 set -euo pipefail
 
@@ -36,7 +36,7 @@ main() {
 		--with-libevent=external --disable-mpi-fortran --disable-oshmem
 		--enable-mca-no-build=btl-uct,pml-ucx,osc-ucx,mtl-ofi,btl-ofi)
 	local sum stamp
-	sum="$(sha256sum "$tarball" | cut -d' ' -f1) ${flags[*]}"
+	sum="$(sha256sum "$tarball" | cut -d' ' -f1) ${flags[*]} psec=munge"
 	stamp=$prefix/.stepmap-build
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ] && [ -x "$prefix/bin/mpirun" ]; then
 		echo "build-openmpi5.sh: Open MPI $version already built in $prefix (cached)" >&2
@@ -44,7 +44,9 @@ main() {
 	fi
 	[ "$(id -u)" -eq 0 ] || { echo "build-openmpi5.sh: run as root (it installs build packages and writes $prefix)" >&2; exit 1; }
 
-	local deps=(autoconf automake libtool flex libevent-dev libhwloc-dev perl python3 xz-utils build-essential)
+	# libmunge-dev: its PMIx's psec/munge, which stepmap's servers use to
+	# check their clients (client_auth=munge, the default).
+	local deps=(autoconf automake libtool flex libevent-dev libhwloc-dev libmunge-dev perl python3 xz-utils build-essential)
 	local missing=() p
 	for p in "${deps[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -58,7 +60,7 @@ main() {
 	tar -C "$work" -xf "$tarball"
 	local src
 	src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -1)
-	echo "build-openmpi5.sh: building Open MPI $version into $prefix (about 25 minutes on 2 cores)" >&2
+	echo "build-openmpi5.sh: building Open MPI $version into $prefix (about 10 minutes on 2 cores)" >&2
 	local start
 	start=$(date +%s)
 	(
@@ -80,6 +82,10 @@ main() {
 			fi
 		done
 	)
+	if ! ldd "$prefix/lib/libpmix.so" "$prefix"/lib/pmix/*.so 2>/dev/null | grep -q libmunge; then
+		echo "build-openmpi5.sh: its PMIx was built without psec/munge (libmunge-dev missing?)" >&2
+		exit 1
+	fi
 	if readelf -d "$prefix"/lib/libmpi.so | grep -q 'libopen-pal.so.40\]'; then
 		echo "build-openmpi5.sh: $prefix/lib/libmpi.so links Open MPI 4's libopen-pal.so.40" >&2
 		exit 1

@@ -1,7 +1,9 @@
 """Other MPI stacks through stepmap: mpi4py (Python on Debian's Open MPI)
-runs on stepmap's PMIx server like a C program; a program linked with
-Debian's MPICH, which speaks PMI only, is refused with a message that names
-the library and the way to run it, before anything is allocated."""
+runs on stepmap's PMIx server like a C program; Open MPI 5 (its PMIx 5
+client against stepmap's PMIx 4.2 server) too, where it is built
+(STEPMAP_OMPI5_PREFIX, contrib/openmpi/build-openmpi5.sh); a program linked
+with Debian's MPICH, which speaks PMI only, is refused with a message that
+names the library and the way to run it, before anything is allocated."""
 
 import os
 import re
@@ -14,6 +16,8 @@ import cluster
 from cluster import srun
 
 MPICH_HELLO = os.environ.get("STEPMAP_MPICH_HELLO", "")
+OMPI5 = os.environ.get("STEPMAP_OMPI5_PREFIX", "")
+HELLO_SOURCE = os.path.join(os.environ.get("STEPMAP_SOURCE_ROOT", ""), "tests/programs/mpi_hello.c")
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-mpi4py
 
 MPI4PY_SCRIPT = """\
@@ -71,6 +75,47 @@ class MpiStacksTest(cluster.StepTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         sizes = re.findall(r"^rank \d+ size (\d+)", r.stdout, re.M)
         self.assertEqual(sizes, ["2", "2"], r.stdout + r.stderr)
+
+
+@unittest.skipUnless(OMPI5 and os.access(os.path.join(OMPI5, "bin/mpicc"), os.X_OK),
+                     "Open MPI 5 is not built (STEPMAP_OMPI5_PREFIX; "
+                     "contrib/openmpi/build-openmpi5.sh builds it)")
+class OpenMpi5Test(cluster.StepTestCase):
+    """The MPI hello built with Open MPI 5's mpicc: a PMIx 5 client."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.dir = tempfile.mkdtemp(prefix="stepmap-ompi5-", dir="/tmp")
+        os.chmod(cls.dir, 0o755)
+        cls.hello = os.path.join(cls.dir, "mpi_hello")
+        subprocess.run([os.path.join(OMPI5, "bin/mpicc"), "-o", cls.hello, HELLO_SOURCE],
+                       check=True)
+        os.chmod(cls.hello, 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run(["rm", "-rf", cls.dir])
+
+    def test_linked_with_open_mpi_5(self):
+        libs = subprocess.run(["ldd", self.hello], capture_output=True, text=True).stdout
+        self.assertIn(os.path.join(OMPI5, "lib/libmpi.so"), libs)
+        self.assertIn(os.path.join(OMPI5, "lib/libpmix.so"), libs)
+
+    def test_ranks_placed_and_served_by_stepmap(self):
+        r = srun("-n", "4", "--map-by", "node", self.hello, timeout=180)
+        self.assertRanksOn(r, ["n1", "n2", "n3", "n4"])
+
+    def test_async_modex(self):
+        r = srun("-v", "-N", "2", "-n", "4", "--map-by", "node", "--modex=async", self.hello,
+                 timeout=180)
+        self.assertRanksLaidOut(r, "ABAB")
+        self.assertRegex(r.stderr, r"exchange .*: 0 data fences")
+
+    def test_abort_ends_the_step_with_its_status(self):
+        r = srun("-n", "4", "--map-by", "node", self.hello, "abort", "2", "7", timeout=120)
+        self.assertEqual(r.returncode, 7, r.stderr)
+        self.assertIn("rank 2", r.stderr)
 
 
 if __name__ == "__main__":

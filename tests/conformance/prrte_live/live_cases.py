@@ -124,7 +124,7 @@ def generate():
         for map_by in ["ppr:1:node", "ppr:2:node", "ppr:1:package", "ppr:2:package",
                        "ppr:1:numa", "ppr:2:numa", "ppr:1:l3cache", "ppr:2:core",
                        "core:PE=2", "slot:PE=2", "numa:PE=3", "pe-list=0,1", "pe-list=1-3"]:
-            for np in [None, 4]:
+            for np in [None, 3, 4]:
                 add("ppr-pe", topology, "even3", [np], map_by)
     # Several application contexts under one job-level policy.
     for topology in ["test-topo2", "2n6c2t"]:

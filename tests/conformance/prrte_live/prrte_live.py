@@ -20,8 +20,10 @@ same allocation (--nodes, --cpus), filters and topology, and
 --always-hardware (mpirun always knows the hardware).
 
 A case both refuse agrees. DIFFERENCES_TSV lists the cases allowed to
-differ (a glob over case ids, and the item of mapper/README.md's
-"Deliberate differences from PRRTE" that explains it). Exit 0 when every
+differ: a glob over case ids, a text the difference must hold (so a listed
+case that starts to differ otherwise is caught), and the item of
+mapper/README.md's "Deliberate differences from PRRTE" that explains it.
+The first line that matches explains a case. Exit 0 when every
 difference is listed and every listed pattern still matches a difference
 (the list cannot go stale); 1 otherwise, printing each unexplained case
 with both command lines.
@@ -65,7 +67,8 @@ def usage():
 
 
 def read_differences(path):
-    """[(glob, item, reason)] from the TSV (# comments, blank lines)."""
+    """[(glob, text, item, reason)] from the TSV (# comments, blank lines):
+    a case id matching GLOB whose difference holds TEXT (empty: any)."""
     listed = []
     with open(path) as f:
         for number, line in enumerate(f, 1):
@@ -73,8 +76,8 @@ def read_differences(path):
             if not line.strip() or line.startswith("#"):
                 continue
             parts = line.split("\t")
-            if len(parts) != 3:
-                raise SystemExit(f"{path}:{number}: expected GLOB<TAB>ITEM<TAB>REASON")
+            if len(parts) != 4:
+                raise SystemExit(f"{path}:{number}: expected GLOB<TAB>TEXT<TAB>ITEM<TAB>REASON")
             listed.append(tuple(parts))
     return listed
 
@@ -205,7 +208,7 @@ def main(argv):
             results = list(pool.map(lambda ic: runner.run(*ic), enumerate(cases)))
 
     agree_mapped = agree_refused = 0
-    explained = {pattern: 0 for pattern, _item, _reason in listed}
+    explained = {(pattern, text): 0 for pattern, text, _item, _reason in listed}
     unexplained = []
     for case, (diff, prrte_map, stepmap_map, prrte_argv, plan_argv) in zip(cases, results):
         if diff is None:
@@ -216,7 +219,8 @@ def main(argv):
             if verbose:
                 print(f"agree   {case.id}")
             continue
-        pattern = next((p for p, _i, _r in listed if fnmatch.fnmatchcase(case.id, p)), None)
+        pattern = next(((p, t) for p, t, _i, _r in listed
+                        if fnmatch.fnmatchcase(case.id, p) and t in diff), None)
         if pattern is not None:
             explained[pattern] += 1
             if verbose:
@@ -236,16 +240,19 @@ def main(argv):
         print(f"    mpirun:       {shlex.join(prrte_argv)}")
         print(f"    stepmap-plan: {shlex.join(plan_argv)}")
     stale = [p for p, count in explained.items() if count == 0 and not only]
-    for pattern in stale:
-        print(f"STALE   {pattern}: listed as differing, but every case it names agrees")
+    for pattern, text in stale:
+        print(f"STALE   {pattern} ({text!r}): listed as differing, but no case it names "
+              "differs so")
     total = len(cases)
     print(f"prrte_live: {total} cases: {agree_mapped + agree_refused} agree "
           f"({agree_mapped} mapped alike, {agree_refused} refused by both), "
           f"{sum(explained.values())} differ as listed, {len(unexplained)} differ unexplained")
-    for pattern, item, reason in listed:
-        if explained[pattern]:
-            print(f"    listed: {explained[pattern]:4d} x {pattern}  (mapper/README.md "
-                  f"difference {item}: {reason})")
+    by_item = {}
+    for pattern, text, item, reason in listed:
+        count, first = by_item.get(item, (0, reason))
+        by_item[item] = (count + explained[(pattern, text)], first)
+    for item, (count, reason) in sorted(by_item.items(), key=lambda kv: int(kv[0])):
+        print(f"    {count:4d} differ as mapper/README.md difference {item}: {reason}")
     return 1 if unexplained or stale else 0
 
 
