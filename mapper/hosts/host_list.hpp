@@ -5,9 +5,11 @@
 // merge repeated names into one entry at the first mention, so every name
 // appears once, in the order first written.
 //
-// Counting repeated names (seed 002): one mention without a count keeps
-// Slurm's slots (slots unset); with more mentions the counts add up, a
-// mention without a count adding 1: "a:2,a" = 3, "a,a" = 2. In a hostfile,
+// Counting repeated names (seed 002): one mention without a count leaves
+// slots unset (the planner reads it as 1 for --host, as mpirun does inside
+// an allocation, and as Slurm's count for a hostfile line); with more
+// mentions the counts add up, a mention without a count adding 1:
+// "a:2,a" = 3, "a,a" = 2. In a hostfile,
 // as in PRRTE's, only a host's first line may give slots=: "a slots=2\na"
 // = 3, but a later line with slots= is an error (a second definition).
 //
