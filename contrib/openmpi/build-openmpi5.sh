@@ -82,7 +82,9 @@ main() {
 			fi
 		done
 	)
-	if ! ldd "$prefix/lib/libpmix.so" "$prefix"/lib/pmix/*.so 2>/dev/null | grep -q libmunge; then
+	local linked
+	linked=$(ldd "$prefix/lib/libpmix.so" "$prefix"/lib/pmix/*.so 2>/dev/null || true)
+	if [[ $linked != *libmunge* ]]; then
 		echo "build-openmpi5.sh: its PMIx was built without psec/munge (libmunge-dev missing?)" >&2
 		exit 1
 	fi
