@@ -170,7 +170,7 @@ class ParaStationTest(cluster.StepTestCase):
     # ------------------------------------------ options over the environment
 
     def test_host_option_wins_over_psi_hosts(self):
-        r = srun("--host", "n1", "-n", "2", MPI_HELLO, extra_env={"PSI_HOSTS": "n4"})
+        r = srun("--host", "n1:2", "-n", "2", MPI_HELLO, extra_env={"PSI_HOSTS": "n4"})
         self.assertRanksOn(r, ["n1", "n1"])
 
     def test_tpp_option_wins_over_psi_tpp(self):
