@@ -116,11 +116,28 @@ def run_as_user(argv, extra_env=None, timeout=120, cwd="/tmp", without=()):
         env.update(extra_env)
     for name in without:
         env.pop(name, None)
+    if argv and argv[0] in ("srun", "salloc", "sbatch"):
+        wait_while_nodes_complete(env)
     cmd = ["runuser", "-u", TEST_USER, "--", "env"]
     cmd += [f"{k}={v}" for k, v in env.items()]
     cmd += list(argv)
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True, timeout=timeout, cwd=cwd)
+
+
+def wait_while_nodes_complete(env, timeout=30.0):
+    """Waits (up to `timeout` seconds) until no node is still completing a
+    finished job: Slurm gives a new job other nodes meanwhile, and tests
+    that let Slurm choose expect the first free ones. Nodes running a job
+    (a test's background step) do not hold it up."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True,
+                           env={**os.environ, "SLURM_CONF": env.get("SLURM_CONF", "")})
+        if r.returncode != 0 or not any(t.startswith("comp") for t in r.stdout.split()):
+            return
+        time.sleep(0.05)
 
 
 def srun(*args, **kw):

@@ -42,7 +42,7 @@ TEST(EncodePlan, WritesCompactBlocks) {
                   .hostfile = hostfile("node0 slots=2 max_slots=20\nnode1 slots=2 "
                                        "max_slots=20\n"),
                   .map = mapBy("slot:OVERSUBSCRIBE")}),
-         "SM1;node[0-1];2*2;20*2;1;0-1*2x2"},
+         "SM1;node[0-1];2*2;20*2;1;0-1*4"},
         {"map-by node, uneven slots",
          planFor(allocation({{"a", 3}, {"b", 1}, {"c", 2}}), {.map = mapBy("node")}),
          "SM1;a,b,c;3,1,2;-*3;0;0-2,0,2,0"},

