@@ -191,8 +191,7 @@ Expected<std::vector<NodeSlots>> applyPool(const std::vector<NodeSlots> &all, co
 Expected<std::vector<NodeSlots>> poolNodes(const Allocation &allocation,
                                            const PlanRequest &request) {
     if (request.host || request.hostfile)
-        return detail::filterNodes(allocation, request, detail::HostCounts::Pool,
-                                   request.overbook);
+        return detail::filterNodes(allocation, request, detail::HostCounts::Pool, request.overbook);
     // No filter: the allocation's nodes, checked, in its order.
     auto all = detail::filterNodes(allocation, PlanRequest{}, detail::HostCounts::Pool);
     if (!all || !request.parastation.pool)

@@ -268,10 +268,9 @@ int main(int argc, char **argv) {
         }
         if (differ != kExpectedDiffer.end() && differ->second.scope == Differs::Bindings &&
             withoutBindings(actual) != withoutBindings(golden)) {
-            fail("listed as differing in its bindings only (" +
-                 std::string(differ->second.reason) +
-                 "), but nodes, ranks or apps differ too\n--- golden\n" + golden +
-                 "--- stepmap\n" + actual);
+            fail("listed as differing in its bindings only (" + std::string(differ->second.reason) +
+                 "), but nodes, ranks or apps differ too\n--- golden\n" + golden + "--- stepmap\n" +
+                 actual);
             continue;
         }
         if (differ != kExpectedDiffer.end()) {

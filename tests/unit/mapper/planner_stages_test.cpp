@@ -145,10 +145,10 @@ TEST(PolicyRules, DefaultRanking) {
         bool placementOrder;
     };
     const std::vector<Row> rows = {
-        {MapBy::Node, false, RankBy::Node, true},    {MapBy::Slot, true, RankBy::Slot, false},
+        {MapBy::Node, false, RankBy::Node, true},     {MapBy::Slot, true, RankBy::Slot, false},
         {MapBy::Default, false, RankBy::Slot, false}, {MapBy::Core, false, RankBy::Fill, false},
-        {MapBy::Core, true, RankBy::Span, false},    {MapBy::Ppr, false, RankBy::Slot, false},
-        {MapBy::PeList, false, RankBy::Slot, false}, {MapBy::Seq, false, RankBy::Slot, false},
+        {MapBy::Core, true, RankBy::Span, false},     {MapBy::Ppr, false, RankBy::Slot, false},
+        {MapBy::PeList, false, RankBy::Slot, false},  {MapBy::Seq, false, RankBy::Slot, false},
     };
     for (const Row &row : rows) {
         EXPECT_EQ(defaultRanking(row.map, row.span), row.expected);
