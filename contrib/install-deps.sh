@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages stepmap builds, tests and demos with.
 # Idempotent: installs only what is missing.
-#   contrib/install-deps.sh [--clang]   --clang: also clang-14 with libFuzzer
-#                                       and the sanitizer runtimes (fuzz.sh, sanitize.sh)
+#   contrib/install-deps.sh [--clang] [PACKAGE...]
+#     --clang: also clang-14 with libFuzzer and the sanitizer runtimes
+#              (fuzz.sh, sanitize.sh)
+#     PACKAGE: also these (the builds of Slurm, Open MPI 5 and the .deb name
+#              what they need beyond stepmap's own)
 set -euo pipefail
 pkgs=(
   build-essential pkg-config meson ninja-build
@@ -17,7 +20,9 @@ pkgs=(
 )
 if [ "${1:-}" = --clang ]; then
   pkgs+=(clang-14 libclang-rt-14-dev llvm-14)
+  shift
 fi
+pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -46,14 +46,8 @@ main() {
 
 	# libmunge-dev: its PMIx's psec/munge, which stepmap's servers use to
 	# check their clients (client_auth=munge, the default).
-	local deps=(autoconf automake libtool flex libevent-dev libhwloc-dev libmunge-dev perl python3 xz-utils build-essential)
-	local missing=() p
-	for p in "${deps[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-	fi
+	"$repo/contrib/install-deps.sh" autoconf automake libtool flex libevent-dev libhwloc-dev \
+		libmunge-dev perl python3 xz-utils build-essential >&2
 
 	local work=/var/tmp/stepmap-openmpi-build-$version
 	rm -rf "$work"; mkdir -p "$work"

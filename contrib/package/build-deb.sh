@@ -16,14 +16,7 @@ main() {
 	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 	out=$(mkdir -p "${1:-/var/tmp/stepmap-deb}" && cd "${1:-/var/tmp/stepmap-deb}" && pwd)
 
-	"$repo/contrib/install-deps.sh" >&2
-	missing=()
-	for p in dpkg-dev debhelper lintian fakeroot; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-	fi
+	"$repo/contrib/install-deps.sh" dpkg-dev debhelper lintian fakeroot >&2
 
 	# The package's version is the project's: the changelog must say so.
 	version=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$repo/meson.build" | head -1)

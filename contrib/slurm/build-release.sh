@@ -26,15 +26,8 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ] && [ -x "$prefix/sbin/slurm
 fi
 [ "$(id -u)" -eq 0 ] || { echo "build-release.sh: run as root (it installs build packages and writes $prefix)" >&2; exit 1; }
 
-"$repo/contrib/install-deps.sh" >&2
-deps=(libmunge-dev libdbus-1-dev libjson-c-dev libhttp-parser-dev flex libtool xz-utils)
-missing=()
-for p in "${deps[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+"$repo/contrib/install-deps.sh" libmunge-dev libdbus-1-dev libjson-c-dev libhttp-parser-dev \
+	flex libtool xz-utils >&2
 
 work=/var/tmp/stepmap-slurm-build-$version
 rm -rf "$work"; mkdir -p "$work"

@@ -83,7 +83,6 @@ Expected<std::vector<std::uint32_t>> Engine::targetNodes(std::uint32_t &numSlots
         }
         if (node.model != nullptr) {
             node.jobcache = node.available;
-            node.jobcacheFull = node.available.count() == node.model->puCount();
         }
         list.push_back(index);
     }

@@ -88,7 +88,6 @@ struct NodeState {
     std::uint32_t mapOrder = 0;
     PuBits available; // CPUs no process was bound to yet
     PuBits jobcache;  // available as the current application found it
-    bool jobcacheFull = true;
     std::vector<std::vector<std::uint32_t>> objectProcs; // binding LIMIT counters, by level
 };
 

@@ -41,7 +41,7 @@ Expected<AppPolicy> resolveAppPolicy(const Allocation &allocation, const NodeSel
     AppPolicy out{job.options};
     MapOptions &options = out.options;
     applyAppRequest(options, app, nodes.modeled, out.ownBinding);
-    bindHwthreadForCore(options, coresAreHwthreads(allocation, nodes.list));
+    bindHwthreadForCore(options, nodes.coresAreHwthreads);
     if (out.ownBinding)
         out.ownBinding->policy = options.bind;
     if (auto error = checkBindAbove(options, where))

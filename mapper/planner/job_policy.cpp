@@ -5,6 +5,7 @@
 
 #include "base/input_limits.hpp"
 #include "placement/cpu_list.hpp"
+#include "placement/slot_errors.hpp"
 #include "planner/policy_rules.hpp"
 
 namespace stepmap::detail {
@@ -61,10 +62,7 @@ Expected<std::uint32_t> slotsCount(const Allocation &allocation, const NodeSelec
             job.useHwthreads ? model.puCount() : model.objects(HwLevel::Core).size();
         cpus += static_cast<std::int64_t>(n) / pe;
     }
-    std::int64_t held = 0;
-    for (const NodeSlots &entry : nodes.list)
-        held += entry.slots;
-    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(cpus, 1, held));
+    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(cpus, 1, totalSlots(nodes.list)));
 }
 
 Expected<std::uint32_t> countOne(const Allocation &allocation, const AppPlan &app,
@@ -175,10 +173,7 @@ Expected<std::vector<std::uint32_t>> countProcesses(const Allocation &allocation
                          " requested, stepmap places at most " + std::to_string(kMaxRanks)};
     // More processes than slots because a filter asked a node for more than
     // Slurm gave it: say so (the placer would only count slots).
-    std::int64_t slots = 0;
-    for (const NodeSlots &entry : nodes.list)
-        slots += entry.slots;
-    if (total > slots && !job.oversubscribe) {
+    if (total > totalSlots(nodes.list) && !job.oversubscribe) {
         for (const NodeSlots &entry : nodes.list) {
             if (entry.requested > entry.slots)
                 return aboveCpus(entry);
@@ -205,7 +200,7 @@ Expected<JobPolicy> resolveJobPolicy(const Allocation &allocation, const PlanReq
     job.bind = out.binding.policy;
     job.overload = out.binding.overloadAllowed;
     job.limit = request.bind ? request.bind->limit.value_or(0) : 0;
-    bindHwthreadForCore(job, coresAreHwthreads(allocation, nodes.list));
+    bindHwthreadForCore(job, nodes.coresAreHwthreads);
     out.binding.policy = job.bind;
     if (auto error = checkBindAbove(job, ""))
         return *error;

@@ -41,6 +41,8 @@ Expected<JobApps> resolveApps(const PlanRequest &request);
 struct NodeSelection {
     std::vector<NodeSlots> list;
     bool modeled = true;
+    // Every modeled node has one hwthread per core (coresAreHwthreads).
+    bool coresAreHwthreads = false;
 };
 // Refuses policies that need the hardware of nodes without a model.
 Expected<NodeSelection> selectNodes(const Allocation &allocation, const PlanRequest &request,

@@ -57,6 +57,7 @@ Expected<NodeSelection> selectNodes(const Allocation &allocation, const PlanRequ
     NodeSelection out{std::move(filtered.value())};
     for (const NodeSlots &entry : out.list)
         out.modeled = out.modeled && allocation.nodes[entry.allocIndex].model != nullptr;
+    out.coresAreHwthreads = coresAreHwthreads(allocation, out.list);
     if (!out.modeled) {
         const std::string policy = firstHardwarePolicy(request, apps);
         if (!policy.empty())

@@ -29,6 +29,7 @@ difference is listed and every listed pattern still matches a difference
 with both command lines.
 """
 
+import argparse
 import concurrent.futures
 import fnmatch
 import os
@@ -59,11 +60,6 @@ def bounded_run(argv, env, seconds):
             proc.communicate()
             return None
         return subprocess.CompletedProcess(argv, proc.returncode, out, err)
-
-
-def usage():
-    print(__doc__.split("\n\n")[1], file=sys.stderr)
-    sys.exit(2)
 
 
 def read_differences(path):
@@ -165,28 +161,18 @@ class Runner:
 
 
 def main(argv):
-    args = list(argv[1:])
-    only, jobs, verbose, show = None, 2, False, False
-    while args and args[-1].startswith("--") or len(args) > 3:
-        if "--only" in args:
-            i = args.index("--only")
-            only = args[i + 1]
-            del args[i:i + 2]
-        elif "--jobs" in args:
-            i = args.index("--jobs")
-            jobs = int(args[i + 1])
-            del args[i:i + 2]
-        elif "--show" in args:
-            args.remove("--show")
-            show = True
-        elif "--verbose" in args:
-            args.remove("--verbose")
-            verbose = True
-        else:
-            usage()
-    if len(args) != 3:
-        usage()
-    plan, fixtures, differences_path = args
+    parser = argparse.ArgumentParser(
+        description="stepmap-plan against Open MPI 5's mpirun on generated cases")
+    parser.add_argument("plan", help="stepmap-plan")
+    parser.add_argument("fixtures", help="tests/fixtures")
+    parser.add_argument("differences", help="differences.tsv")
+    parser.add_argument("--only", help="the cases whose id holds this text")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--verbose", action="store_true", help="a line for every case")
+    parser.add_argument("--show", action="store_true", help="both maps, side by side")
+    args = parser.parse_args(argv[1:])
+    plan, fixtures, differences_path = args.plan, args.fixtures, args.differences
+    only, jobs, verbose, show = args.only, args.jobs, args.verbose, args.show
 
     mpirun = os.environ.get("STEPMAP_PRRTE_MPIRUN", "")
     if not mpirun or not os.access(mpirun, os.X_OK):
