@@ -3,6 +3,7 @@
 // cgroup; leaves when the step ends, when slurmstepd is gone, or when srun's
 // rendezvous goes away, removing its files in every case.
 
+#include "client_admission.hpp"
 #include "hub_collective.hpp"
 #include "owned_directory.hpp"
 #include "pinned_ports.hpp"
@@ -280,6 +281,8 @@ void Server::stop(const std::string &why, int code) {
     stopReason = why;
     exitCode = code;
     logLine("stopping: " + why);
+    if (const std::string refused = admissionSummary(); !refused.empty())
+        logLine(refused);
     if (link)
         link->leave();
     sigterm.reset();
@@ -320,7 +323,7 @@ int main(int argc, char **argv) {
     if (c.launchedAtUsec)
         s.marks.record(timeline::Mark::Launched, 0, c.launchedAtUsec);
     s.marks.record(timeline::Mark::Running, 0, running);
-    setLogPrefix("stepmap-stepd[" + c.nspace + " " + c.plan.nodes[c.nodeIndex].name + "]");
+    setLogPrefix("stepmap-stepd[stepmap." + c.stepTag + " " + c.plan.nodes[c.nodeIndex].name + "]");
     setLogLevel(c.logLevel);
     fcntl(s.ready.get(), F_SETFD, FD_CLOEXEC);
 

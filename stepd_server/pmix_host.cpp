@@ -1,5 +1,6 @@
 #include "pmix_host.hpp"
 
+#include "client_admission.hpp"
 #include "hosts/hostlist.hpp"
 #include "hwloc_handles.hpp"
 #include "pmix_info_list.hpp"
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -91,6 +93,11 @@ void addLocalProcData(InfoList &proc, hwloc_topology_t topology, hwloc_const_bit
     proc.addString(PMIX_PROCDIR, procdir);
 }
 
+// A rank writes its connection header right after connecting; munged's
+// answer comes after that read. Generous for a loaded node, short for a
+// connection that only sits there.
+constexpr std::chrono::milliseconds kHandshakeDeadline{5000};
+
 // Where libmunge (and so PMIx's munge security) reaches munged.
 constexpr const char *kMungeSocket = "/run/munge/munge.socket.2";
 
@@ -167,6 +174,9 @@ Expected<bool> PmixHost::start() {
                          kMungeSocket + " cannot be reached (" + why +
                          "); start munged, or set client_auth=native in plugstack.conf (any "
                          "local user could then join the step's PMIx server)"};
+    // Only this server's user reaches PMIx's reader, and no connection
+    // holds PMIx's thread for longer than this (client_admission.hpp).
+    admitOnly(getuid(), kHandshakeDeadline);
     try {
         // Built by hand: an info list would copy the topology value and
         // destroy the hwloc topology with it, while PMIx keeps the pointer.

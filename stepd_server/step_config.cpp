@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -25,7 +26,7 @@ constexpr int kMaxProfilePieces = 16;
 // The arguments by name; an unknown or valueless one, or a missing required
 // one, is refused.
 Expected<Arguments> readArguments(int argc, char **argv) {
-    static const char *known[] = {"--nspace",
+    static const char *known[] = {"--step",
                                   "--node-index",
                                   "--tmpdir",
                                   "--hub",
@@ -57,7 +58,7 @@ Expected<Arguments> readArguments(int argc, char **argv) {
         args[key] = argv[++i];
     }
     for (auto *required :
-         {"--nspace", "--node-index", "--tmpdir", "--hub", "--ready-fd", "--step-cores"})
+         {"--step", "--node-index", "--tmpdir", "--hub", "--ready-fd", "--step-cores"})
         if (!args.count(required))
             return UserError{std::string("missing argument ") + required};
     return args;
@@ -163,7 +164,14 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
     Arguments &args = read.value();
 
     StepConfig c;
-    c.nspace = args["--nspace"];
+    c.stepTag = args["--step"];
+    {
+        unsigned long long job = 0, step = 0;
+        char tail = 0;
+        if (std::sscanf(c.stepTag.c_str(), "%llu.%llu%c", &job, &step, &tail) != 2 ||
+            c.stepTag.size() > 32)
+            return UserError{"bad --step '" + c.stepTag + "' (expected JOB.STEP, e.g. 12.0)"};
+    }
     c.tmpdir = args["--tmpdir"];
     c.stepCores = args["--step-cores"];
     if (args.count("--topology-xml"))
@@ -188,6 +196,7 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
     if (!secret)
         return UserError{"STEPMAP_SECRET is missing or not 64 hex digits"};
     c.secret = std::move(*secret);
+    c.nspace = "stepmap." + c.stepTag + "." + wire::derivedHex(c.secret, "pmix namespace", 8);
     readProfile(c);
     return c;
 }

@@ -16,7 +16,12 @@
 namespace stepmap::server {
 
 struct StepConfig {
-    std::string nspace;      // PMIx namespace, stepmap.<job>.<step>
+    std::string stepTag; // "<job>.<step>", as Slurm numbers the step
+    // PMIx namespace: stepmap.<job>.<step>.<16 hex digits from the secret>.
+    // Not in argv and not guessable: PMIx 4.2.2 takes a connecting peer's
+    // word for the namespace's protocol modules before it checks who the
+    // peer is (a stranger could set them for the real ranks).
+    std::string nspace;
     std::uint32_t nodeIndex; // this node in plan.nodes
     LaunchPlan plan;
     std::string tmpdir; // private to this server; removed at exit
@@ -57,7 +62,7 @@ struct StepConfig {
 // The server's directory as its clients name it.
 std::string clientTmpdir(const StepConfig &c);
 
-// argv: --nspace N --node-index K --tmpdir D --hub HOST:PORT --ready-fd F
+// argv: --step JOB.STEP --node-index K --tmpdir D --hub HOST:PORT --ready-fd F
 //       --step-cores LIST [--watch-pid P] [--launched-at USEC] [--dmodex-timeout S]
 //       [--topology-xml FILE]
 //       [--client-auth munge|native] [--modex fence|async|profile --modex-ports BASE-END]

@@ -6,6 +6,7 @@
 #include "profile/sysfs_probe.hpp"
 #include "record_check.hpp"
 #include "tcp_record.hpp"
+#include "wire/secret.hpp"
 
 #include <cstdio>
 #include <set>
@@ -45,21 +46,20 @@ bool nodesShareAnAddress(const std::vector<const topology::NodeProfile *> &entri
     return false;
 }
 
-// Where the step's ports begin in the range, in units of the step's port
-// count: the next job's step takes the next ports, so back-to-back steps
-// avoid each other's (their connections linger in TIME_WAIT for a minute,
-// and a port one of them holds cannot be bound without SO_REUSEADDR, which
-// btl tcp leaves off). From the namespace "stepmap.<job>.<step>", the same
-// on every node; another form of name falls back to a hash of it.
-std::uint64_t stepSequence(const std::string &nspace) {
-    unsigned long long job = 0, step = 0;
-    char tail = 0;
-    if (std::sscanf(nspace.c_str(), "stepmap.%llu.%llu%c", &job, &step, &tail) == 2)
-        return job + 7919ull * step;
-    std::uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : nspace)
-        h = (h ^ c) * 1099511628211ull;
-    return h;
+// Where the step's ports begin in the range: drawn from the step's secret,
+// the same on every node and unknown to anyone else, so that no other user
+// can bind a rank's port between its node's check and the rank's own bind
+// (the rank would then publish another record than the one predicted, and
+// the step ends). Back-to-back steps may draw overlapping ports: a port the
+// last step's connections still hold in TIME_WAIT fails the node's check,
+// and that node's entry is withheld (the step runs, exchanging that node's
+// records), which costs less than a predictable port.
+std::uint32_t portDraw(const std::string &secret) {
+    const std::string bytes = wire::derivedBytes(secret, "modex ports");
+    std::uint32_t draw = 0;
+    for (int i = 0; i < 4; ++i)
+        draw = draw << 8 | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+    return draw;
 }
 
 // The stale differences, the first few of them: enough to act on.
@@ -155,7 +155,7 @@ void StepModex::usePortRange(std::uint32_t needed, bool perMachine) {
                         std::to_string(needed) +
                         (perMachine ? " (one per rank: its nodes share addresses)"
                                     : " (one per rank of its fullest node)");
-    offset_ = static_cast<std::uint32_t>((stepSequence(config.nspace) % size) * needed % size);
+    offset_ = portDraw(config.secret) % size;
 }
 
 const topology::NodeProfile *StepModex::entryOf(std::uint32_t node) const {

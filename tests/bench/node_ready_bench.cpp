@@ -157,7 +157,7 @@ pid_t spawnServer(const Options &o, const Case &c, const std::string &dir, int r
                   int logFd) {
     constexpr int kReadyFd = 3;
     bench::ChildSpec spec{o.server,
-                          {"--nspace", "stepmap.1.0", "--node-index", std::to_string(c.nodeIndex),
+                          {"--step", "1.0", "--node-index", std::to_string(c.nodeIndex),
                            "--tmpdir", dir, "--hub", "127.0.0.1:" + std::to_string(hubPort),
                            "--ready-fd", std::to_string(kReadyFd), "--step-cores", "0-63",
                            "--topology-xml", c.topologyXml, "--client-auth", "native"},

@@ -153,7 +153,7 @@ Expected<bool> spawnServers(const ScaleSetup &s, const StepTree &tree, const std
         os::UniqueFd log(open(tree.logPath("server" + std::to_string(n)).c_str(),
                               O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
         ChildSpec spec{s.stepd,
-                       {"--nspace", "stepmap.1.0", "--node-index", std::to_string(n), "--tmpdir",
+                       {"--step", "1.0", "--node-index", std::to_string(n), "--tmpdir",
                         dir, "--hub", hub, "--ready-fd", std::to_string(kReadyFd), "--step-cores",
                         s.stepCores, "--topology-xml", s.topologyXml, "--client-auth", "native"},
                        env,

@@ -224,7 +224,7 @@ def _zombie(pgrep_line):
 def server_logs(nspace):
     """{node: log text} of the node servers of one step."""
     logs = {}
-    step = nspace[len("stepmap."):]
+    step = ".".join(nspace.split(".")[1:3])  # stepmap.<job>.<step>.<from the secret>
     for path in glob.glob(os.path.join(LOG_DIR, f"stepmap-stepd.{step}.*.log")):
         node = path.rsplit(".", 2)[-2]
         with open(path) as f:

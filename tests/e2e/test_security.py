@@ -236,7 +236,7 @@ class SecurityTest(StepTestCase):
             with open(job_file) as f:
                 job = f.read().strip()
             out = subprocess.run(["pgrep", "-u", cluster.TEST_USER, "-f", "--",
-                                  f"--nspace stepmap.{job}.0 "], stdout=subprocess.PIPE,
+                                  f"--step {job}.0 "], stdout=subprocess.PIPE,
                                  text=True).stdout.split()
             self.assertEqual(len(out), 1, f"servers of job {job}: {out}")
             with open(f"/proc/{out[0]}/limits") as f:

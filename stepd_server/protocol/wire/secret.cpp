@@ -1,5 +1,7 @@
 #include "secret.hpp"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sys/random.h>
 
 #include <cerrno>
@@ -56,6 +58,28 @@ std::optional<std::string> decodeSecretHex(std::string_view hex) {
         out.push_back(static_cast<char>(hi << 4 | lo));
     }
     return out;
+}
+
+std::string derivedBytes(std::string_view secret, std::string_view purpose) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (!HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+              reinterpret_cast<const unsigned char *>(purpose.data()), purpose.size(), out,
+              &length))
+        throw std::runtime_error("HMAC-SHA256 failed");
+    return std::string(reinterpret_cast<const char *>(out), length);
+}
+
+std::string derivedHex(std::string_view secret, std::string_view purpose, std::size_t bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    const std::string raw = derivedBytes(secret, purpose);
+    std::string hex;
+    for (std::size_t i = 0; i < bytes && i < raw.size(); ++i) {
+        const auto b = static_cast<unsigned char>(raw[i]);
+        hex += digits[b >> 4];
+        hex += digits[b & 15];
+    }
+    return hex;
 }
 
 } // namespace stepmap::wire

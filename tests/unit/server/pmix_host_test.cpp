@@ -25,6 +25,8 @@
 #include <gtest/gtest.h>
 #include <pmix.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -36,6 +38,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 extern char **environ;
@@ -200,6 +203,69 @@ bool collect(std::vector<Client> &clients, std::chrono::seconds limit) {
     return allDone;
 }
 
+// A connection to the PMIx server's port that never says a word, made by
+// a process of its own (as another user, when given): whether it got in,
+// and whether and when the server closed it.
+struct Intruder {
+    pid_t pid = -1;
+    int report = -1; // 'c' once connected, then 'x' when the server closed it
+    bool connected = false;
+    std::optional<std::chrono::steady_clock::time_point> closedAt;
+};
+
+// The port of PMIX_SERVER_URI* ("...;tcp4://127.0.0.1:PORT") in env.
+int serverPort(const std::vector<std::string> &env) {
+    for (const auto &var : env)
+        if (var.rfind("PMIX_SERVER_URI", 0) == 0) {
+            auto colon = var.rfind(':');
+            return std::atoi(var.c_str() + colon + 1);
+        }
+    throw std::runtime_error("no PMIX_SERVER_URI in a rank's environment");
+}
+
+Intruder openIntruder(int port, std::optional<uid_t> as) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        throw std::runtime_error("pipe failed");
+    Intruder in;
+    in.pid = fork();
+    if (in.pid == 0) {
+        if (as && (setresgid(*as, *as, *as) != 0 || setresuid(*as, *as, *as) != 0))
+            _exit(2);
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(port));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (connect(s, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
+            _exit(3);
+        (void)!write(fds[1], "c", 1);
+        char c;
+        while (recv(s, &c, 1, 0) > 0) {
+        }
+        (void)!write(fds[1], "x", 1);
+        pause();
+        _exit(0);
+    }
+    close(fds[1]);
+    in.report = fds[0];
+    pollfd p{in.report, POLLIN, 0};
+    char c = 0;
+    in.connected = poll(&p, 1, 5000) == 1 && read(in.report, &c, 1) == 1 && c == 'c';
+    return in;
+}
+
+// Notes whether the server has closed it by now, then ends it.
+void endIntruder(Intruder &in) {
+    pollfd p{in.report, POLLIN, 0};
+    char c = 0;
+    if (poll(&p, 1, 0) == 1 && read(in.report, &c, 1) == 1 && c == 'x')
+        in.closedAt = std::chrono::steady_clock::now();
+    kill(in.pid, SIGKILL);
+    waitpid(in.pid, nullptr, 0);
+    close(in.report);
+}
+
 // The step of the file's comment. Its CPUs on n2 (fixture
 // 24em64t-2n6c2t-pci, cores 0-1): core 0 = PUs 0,12 and core 1 = PUs 2,14
 // (OS indices); rank 1 is bound to core 0, rank 2 to core 1.
@@ -265,6 +331,11 @@ struct Session {
     std::string stoppingError;
     std::string loggedWhileStopping;
     std::map<std::string, std::string> answersWhileStopping;
+    // While the clients ran: an idle connection of another user (when the
+    // suite runs as root) and one of this user, made before they started.
+    std::optional<Intruder> stranger;
+    Intruder idleOwn;
+    std::chrono::milliseconds clientsTook{0};
 };
 
 Session &shared() {
@@ -401,6 +472,12 @@ protected:
     }
 
     static void runClients() {
+        test::CapturedStderr log;
+        const int port = serverPort(shared().environments.at(kLocalRanks[0]));
+        if (geteuid() == 0)
+            shared().stranger = openIntruder(port, 65534);
+        shared().idleOwn = openIntruder(port, std::nullopt);
+        const auto started = std::chrono::steady_clock::now();
         std::vector<Client> clients;
         for (std::uint32_t r : kLocalRanks) {
             auto args = queries();
@@ -416,8 +493,12 @@ protected:
             }
             clients.push_back(spawnClient(shared().environments.at(r), args));
         }
-        test::CapturedStderr log;
         bool finished = collect(clients, std::chrono::seconds(20));
+        shared().clientsTook = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - started);
+        if (shared().stranger)
+            endIntruder(*shared().stranger);
+        endIntruder(shared().idleOwn);
         shared().logged = log.text();
         for (std::size_t i = 0; i < clients.size(); ++i)
             shared().answers[kLocalRanks[i]] = clients[i].lines();
@@ -482,6 +563,27 @@ TEST_F(PmixHostTest, EachLocalRankIsToldItsNamespaceRankAndSecurity) {
 TEST_F(PmixHostTest, EachLocalRankJoins) {
     for (std::uint32_t r : kLocalRanks)
         EXPECT_EQ(answer(r, "me"), std::to_string(r));
+}
+
+TEST_F(PmixHostTest, AnotherUsersConnectionIsClosedBeforePmixReadsIt) {
+    // PMIx 4.2.2 would read its header on its one progress thread, blocking
+    // every rank of the node for as long as the connection sits there.
+    if (!shared().stranger)
+        GTEST_SKIP() << "needs root, to connect as another user";
+    ASSERT_TRUE(shared().stranger->connected);
+    EXPECT_TRUE(shared().stranger->closedAt) << "the server kept another user's connection";
+    EXPECT_NE(shared().logged.find("refused a PMIx connection from 127.0.0.1:"), std::string::npos)
+        << shared().logged;
+    EXPECT_NE(shared().logged.find("uid 65534: only the job's user may connect"), std::string::npos)
+        << shared().logged;
+}
+
+TEST_F(PmixHostTest, AnIdleConnectionOfTheUsersOwnHoldsPmixOnlyUntilTheDeadline) {
+    // Made before the ranks started, it is PMIx's first to read: the ranks
+    // wait for its deadline (5 s), not for it to go away.
+    ASSERT_TRUE(shared().idleOwn.connected);
+    EXPECT_TRUE(shared().idleOwn.closedAt) << "the server still waits for its header";
+    EXPECT_LT(shared().clientsTook, std::chrono::seconds(15));
 }
 
 TEST_F(PmixHostTest, JobData) {
@@ -647,9 +749,15 @@ TEST_F(PmixHostTest, TheServerReadsWhatALocalRankCommitted) {
 
 TEST_F(PmixHostTest, DataOfARankOutsideTheStepIsRefusedAndLogged) {
     EXPECT_EQ(answer(2, "remote/99"), "!BAD-PARAM");
-    // After rank 2's question about another node (AnotherNodesDataIsNotFound).
+    // After rank 2's question about another node (AnotherNodesDataIsNotFound);
+    // the refused stranger's line (AnotherUsersConnection...) aside.
+    std::string logged;
+    for (std::size_t at = 0, nl; (nl = shared().logged.find('\n', at)) != std::string::npos;
+         at = nl + 1)
+        if (shared().logged.compare(at, 40, "stepmap-stepd: refused a PMIx connection") != 0)
+            logged += shared().logged.substr(at, nl + 1 - at);
     EXPECT_EQ(
-        shared().logged,
+        logged,
         "stepmap-stepd: refusing a direct-modex request for another node's data: a node server "
         "holds only its own node's\n"
         "stepmap-stepd: refusing a direct-modex request for rank 99: not a rank of this step\n");

@@ -50,8 +50,8 @@ protected:
     // removed from the required ones instead.
     static std::vector<std::string> arguments(std::vector<std::string> extra = {}) {
         std::vector<std::string> args = {"stepmap-stepd",
-                                         "--nspace",
-                                         "stepmap.7.0",
+                                         "--step",
+                                         "7.0",
                                          "--node-index",
                                          "1",
                                          "--tmpdir",
@@ -93,7 +93,7 @@ protected:
 TEST_F(StepConfigTest, ReadsEveryRequiredField) {
     auto c = parse(arguments());
     ASSERT_TRUE(c) << c.error().message;
-    EXPECT_EQ(c->nspace, "stepmap.7.0");
+    EXPECT_EQ(c->stepTag, "7.0");
     EXPECT_EQ(c->nodeIndex, 1u);
     EXPECT_EQ(c->tmpdir, "/tmp/sm-x");
     EXPECT_EQ(c->hubHost, "10.1.2.3");
@@ -174,9 +174,31 @@ TEST_F(StepConfigTest, ReadsWhenSlurmstepdLaunchedTheServer) {
 }
 
 TEST_F(StepConfigTest, TheLastOfARepeatedArgumentWins) {
-    auto c = parse(arguments({"--nspace", "stepmap.8.1"}));
+    auto c = parse(arguments({"--step", "8.1"}));
     ASSERT_TRUE(c) << c.error().message;
-    EXPECT_EQ(c->nspace, "stepmap.8.1");
+    EXPECT_EQ(c->stepTag, "8.1");
+}
+
+TEST_F(StepConfigTest, TheNamespaceFollowsFromTheSecretNotFromArgv) {
+    // Every node server of the step derives the same name; another user,
+    // who sees argv and the step's numbers, cannot.
+    auto c = parse(arguments());
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->nspace.rfind("stepmap.7.0.", 0), 0u) << c->nspace;
+    EXPECT_EQ(c->nspace.size(), std::string("stepmap.7.0.").size() + 16);
+    EXPECT_EQ(parse(arguments())->nspace, c->nspace);
+    setenv("STEPMAP_SECRET", std::string(64, 'b').c_str(), 1);
+    auto other = parse(arguments());
+    ASSERT_TRUE(other) << other.error().message;
+    EXPECT_NE(other->nspace, c->nspace);
+    EXPECT_EQ(other->nspace.rfind("stepmap.7.0.", 0), 0u);
+}
+
+TEST_F(StepConfigTest, AStepThatIsNotJobDotStepIsRefused) {
+    for (const char *bad : {"7", "7.0.1", "stepmap.7.0", "7.x", "", "7.0 "})
+        EXPECT_EQ(refusal(arguments({"--step", bad})),
+                  std::string("bad --step '") + bad + "' (expected JOB.STEP, e.g. 12.0)")
+            << bad;
 }
 
 TEST_F(StepConfigTest, TheHubHostIsEverythingBeforeTheLastColon) {
@@ -194,7 +216,7 @@ TEST_F(StepConfigTest, UnknownAndValuelessArgumentsAreRefused) {
 
 TEST_F(StepConfigTest, EachMissingRequiredArgumentIsNamed) {
     for (const char *name :
-         {"--nspace", "--node-index", "--tmpdir", "--hub", "--ready-fd", "--step-cores"})
+         {"--step", "--node-index", "--tmpdir", "--hub", "--ready-fd", "--step-cores"})
         EXPECT_EQ(refusal(without(name)), std::string("missing argument ") + name);
 }
 

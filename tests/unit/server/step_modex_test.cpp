@@ -176,17 +176,28 @@ TEST(StepModex, SlurmsReservedPortsAreTakenWhereNodesHaveTheirOwnAddresses) {
     EXPECT_GE(*StepModex(shared).port(3), 24000);
 }
 
-TEST(StepModex, TheNextJobsStepTakesOtherPorts) {
-    auto ports = [](const std::string &nspace) {
-        std::set<std::uint16_t> out;
-        auto c = threeNodes(modex::ModexMode::Profile, 0, nspace);
+TEST(StepModex, WherePortsBeginFollowsTheStepSecretNotItsNumber) {
+    // Another user who knows the job and step numbers (squeue shows them)
+    // must not be able to bind a rank's port first.
+    auto ports = [](const std::string &nspace, const std::string &secret, std::uint32_t node) {
+        std::vector<std::uint16_t> out;
+        auto c = threeNodes(modex::ModexMode::Profile, node, nspace);
+        c.secret = secret;
         for (std::uint32_t r = 0; r < 6; ++r)
-            out.insert(*StepModex(c).port(r));
+            out.push_back(*StepModex(c).port(r));
         return out;
     };
-    auto a = ports("stepmap.7.0"), b = ports("stepmap.8.0");
-    for (auto p : a)
-        EXPECT_EQ(b.count(p), 0u) << p;
+    const std::string one(32, '\1'), two(32, '\2');
+    // The same secret: the same ports whatever the step's number, on every node.
+    EXPECT_EQ(ports("stepmap.7.0", one, 0), ports("stepmap.8.3", one, 0));
+    EXPECT_EQ(ports("stepmap.7.0", one, 0), ports("stepmap.7.0", one, 2));
+    // Another secret: other ports (these two draw different offsets).
+    EXPECT_NE(ports("stepmap.7.0", one, 0), ports("stepmap.7.0", two, 0));
+    // The offsets drawn by 200 secrets spread over the 100-port range.
+    std::set<std::uint16_t> firsts;
+    for (int i = 0; i < 200; ++i)
+        firsts.insert(ports("stepmap.7.0", std::string(31, 'x') + static_cast<char>(i), 0)[0]);
+    EXPECT_GT(firsts.size(), 60u);
 }
 
 TEST(StepModex, WhatIsServedLeavesOutWithheldNodes) {
