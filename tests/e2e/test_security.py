@@ -47,6 +47,57 @@ def last_job_id():
     return int(r.stdout.strip())
 
 
+# Run as another user: opens PER_PORT idle connections to each HOST:PORT
+# (in rounds, so that every port gets its first early), says how many it
+# holds, and holds them until its standard input closes.
+IDLE_CONNECTIONS = r"""
+import resource, socket, sys
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+per_port = int(sys.argv[1])
+targets = [(t.rsplit(":", 1)[0], int(t.rsplit(":", 1)[1])) for t in sys.argv[2:]]
+held = []
+for _ in range(per_port):
+    for target in targets:
+        try:
+            held.append(socket.create_connection(target, timeout=2))
+        except OSError:
+            pass
+print(len(held), flush=True)
+sys.stdin.read()
+"""
+
+
+def server_listeners(user):
+    """{pid: ["HOST:PORT", ...]} of the listening TCP sockets of user's
+    stepmap-stepd processes (a wildcard address as loopback)."""
+    out = subprocess.run(["ss", "-ltnpH"], stdout=subprocess.PIPE, text=True).stdout
+    uid = user_id(user)
+    found = {}
+    for line in out.splitlines():
+        m = re.search(r"\s(\S+):(\d+)\s+\S+\s+users:\(\(\"stepmap-stepd\",pid=(\d+)", line)
+        if not m:
+            continue
+        host, port, pid = m.group(1), m.group(2), int(m.group(3))
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != uid:
+                continue
+        except OSError:
+            continue
+        host = {"0.0.0.0": "127.0.0.1", "*": "127.0.0.1", "[::]": "::1"}.get(host, host)
+        found.setdefault(pid, []).append(f"{host.strip('[]')}:{port}")
+    return found
+
+
+def hold_idle_connections(per_port, targets):
+    """Another user's process holding idle connections; returns it once
+    they are open (close its stdin to end it) and how many it holds."""
+    proc = subprocess.Popen(["runuser", "-u", OTHER_USER, "--", "python3", "-c",
+                             IDLE_CONNECTIONS, str(per_port)] + targets,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return proc, int(proc.stdout.readline() or 0)
+
+
 class SecurityTest(StepTestCase):
     def test_tasks_do_not_get_the_plan_the_rendezvous_or_its_secret(self):
         r = srun("-n", "2", "--map-by", "node", "env")
@@ -195,10 +246,73 @@ class SecurityTest(StepTestCase):
             if os.path.exists(env_file):
                 os.unlink(env_file)
 
+    def test_another_users_idle_connections_do_not_slow_a_step(self):
+        # PMIx 4.2.2 reads a new connection's header on its one progress
+        # thread and waits for it without a deadline: one silent connection
+        # from any local user to a node server's PMIx port held every rank
+        # of that node in MPI_Init (a 4 s step took 33 s under a 30 s hold).
+        # Another user opens 1, then 200 more, idle connections to every
+        # port the step's node servers listen on, before the ranks' PMIx_Init
+        # and while they run it and their fences; the step takes its normal
+        # time, and the servers name the refused user.
+        ensure_other_user()
+        command = ["srun", "-N", "4", "-n", "4", "--map-by", "node", "sh", "-c",
+                   f"sleep 3; exec {MPI_HELLO}"]
+        started = time.monotonic()
+        r = run_as_user(command)
+        normal = time.monotonic() - started
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+        env = dict(cluster.cluster_env())
+        env.update(cluster.OMPI_ENV)
+        cluster.wait_while_nodes_complete(env)
+        cmd = ["runuser", "-u", cluster.TEST_USER, "--", "env"]
+        cmd += [f"{k}={v}" for k, v in env.items()] + command
+        started = time.monotonic()
+        step = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd="/tmp")
+        attackers = []
+        try:
+            listeners = {}
+            deadline = time.monotonic() + 20
+            while len(listeners) < 4 and time.monotonic() < deadline and step.poll() is None:
+                time.sleep(0.05)
+                listeners = server_listeners(cluster.TEST_USER)
+            self.assertEqual(len(listeners), 4, f"node servers listening: {listeners}")
+            # The fence tree's listeners come a moment after PMIx's.
+            settle = time.monotonic() + 1
+            while time.monotonic() < settle and min(map(len, listeners.values())) < 2:
+                time.sleep(0.05)
+                listeners = server_listeners(cluster.TEST_USER) or listeners
+            targets = sorted({t for ports in listeners.values() for t in ports})
+            attackers.append(hold_idle_connections(1, targets))
+            attackers.append(hold_idle_connections(200, targets))
+            out, err = step.communicate(timeout=120)
+            took = time.monotonic() - started
+        finally:
+            if step.poll() is None:
+                step.kill()
+                step.wait()
+            for proc, _held in attackers:
+                proc.stdin.close()
+                proc.wait(timeout=30)
+        self.assertEqual(step.returncode, 0, err)
+        ranks = hello_ranks(out)
+        self.assertEqual(len(ranks), 4, out + err)
+        self.assertGreater(attackers[0][1], 0, "the other user could not even connect")
+        self.assertLess(took, normal + 5,
+                        f"{took:.1f} s under {sum(h for _p, h in attackers)} idle connections to "
+                        f"{targets}, {normal:.1f} s without")
+        logs = "".join(cluster.server_logs(ranks[0][2]).values())
+        self.assertIn("refused a PMIx connection from 127.0.0.1:", logs)
+        self.assertIn(f"uid {user_id(OTHER_USER)}: only the job's user may connect", logs)
+
     def test_another_user_cannot_plant_the_servers_log(self):
         # The log directory is shared (1777): another user makes the next
-        # steps' log files first, writable by all, to read what the job's
-        # servers write. They must stay untouched.
+        # steps' log files first, under the names the plugin once used
+        # (stepmap-stepd.<job>.<step>.<node>.log), writable by all, to read
+        # what the job's servers write or to leave them without a log. They
+        # must stay untouched, and every server must still have its own log.
         ensure_other_user()
         nxt = last_job_id() + 1
         planted = []
@@ -211,9 +325,20 @@ class SecurityTest(StepTestCase):
         try:
             r = srun("-n", "4", "--map-by", "node", MPI_HELLO)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual(len(hello_ranks(r.stdout)), 4)
+            ranks = hello_ranks(r.stdout)
+            self.assertEqual(len(ranks), 4)
             for path in planted:
                 self.assertEqual(os.path.getsize(path), 0, f"a server wrote into {path}")
+            nspace = ranks[0][2]
+            logs = cluster.server_log_paths(nspace)
+            self.assertEqual(sorted(logs), sorted(node for node, *_ in ranks.values()),
+                             f"the servers of {nspace} logged to {logs}")
+            test_uid = user_id(cluster.TEST_USER)
+            for node, path in logs.items():
+                st = os.stat(path)
+                self.assertGreater(st.st_size, 0, f"{node}'s server logged nothing to {path}")
+                self.assertEqual(st.st_uid, test_uid, path)
+                self.assertEqual(st.st_mode & 0o7777, 0o600, path)
         finally:
             for path in planted:
                 if os.path.exists(path):
