@@ -117,6 +117,44 @@ def profile_entry_digest(node):
     return m.group(1)
 
 
+# Run as another user: binds every port given on the IPv4 and IPv6
+# wildcards and listens, says "held", and keeps them until stdin closes.
+SQUAT_PORTS = r"""
+import socket, sys
+held = []
+for port in map(int, sys.argv[1:]):
+    for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+        s = socket.socket(family, socket.SOCK_STREAM)
+        if family == socket.AF_INET6:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        s.bind((address, port))
+        s.listen(1)
+        held.append(s)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def ports_squatted_by(user, ports):
+    proc = subprocess.Popen(["runuser", "-u", user, "--", "python3", "-c", SQUAT_PORTS] +
+                            [str(p) for p in ports], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        if proc.stdout.readline().strip() != "held":
+            raise AssertionError(f"{user} could not bind {ports}")
+        yield
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+def next_job_id():
+    """The id Slurm gives the next job (each test job here is srun's own)."""
+    r = cluster.srun("-n", "1", "printenv", "SLURM_JOB_ID")
+    return int(r.stdout.strip()) + 1
+
+
 class ProfileTest(cluster.StepTestCase):
     @classmethod
     def setUpClass(cls):
@@ -265,6 +303,37 @@ class ProfileTest(cluster.StepTestCase):
                          r"modex_ports=29000-29015\); its ranks exchange their data at first "
                          r"contact instead")
         self.assertGreater(exchange(r.stderr)["direct modex"], 0, r.stderr)
+
+    def test_another_user_cannot_take_the_ranks_ports_first(self):
+        # The ports used to follow from the job number (squeue shows it):
+        # another user bound the next job's before it started, its nodes
+        # then withheld their entries (or, bound between a node's check and
+        # the rank's own bind, the step ended at the record check). They
+        # are drawn from the step's secret now. Held as before, the ports
+        # that formula gives the next job change nothing.
+        from test_security import OTHER_USER, ensure_other_user
+        ensure_other_user()
+        first, last, ranks = 20000, 29999, 8
+        size = last - first + 1
+        for attempt in range(2):
+            job = next_job_id()
+            # step 0; every node shares this machine's addresses: one port a rank
+            start = (job % size) * ranks % size
+            old = [first + (start + i) % size for i in range(ranks)]
+            with site_profile(more=f"modex_ports={first}-{last}"), \
+                    ports_squatted_by(OTHER_USER, old):
+                r = cluster.srun("-v", "-n", str(ranks), "--map-by", "node", "--modex=profile",
+                                 cluster.MPI_EXCHANGE, "ring", without=DEFAULT_INTERFACES,
+                                 timeout=180)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertEqual(r.stdout.count(" ring ok"), ranks, r.stdout + r.stderr)
+            # A draw that happens to meet the held ports (8 in 10,000,
+            # about 0.15%) is retried once with the next job.
+            taken = re.search(r"TCP port (\d+) of rank \d is in use", r.stderr)
+            if not (taken and attempt == 0 and int(taken.group(1)) in old):
+                break
+        self.assertNotIn("not served", r.stderr, f"held {old} for job {job}")
+        self.assertEqual(exchange(r.stderr)["data fences"], 0, r.stderr)
 
     def test_a_rank_whose_record_differs_ends_the_step_with_the_reason(self):
         # Open MPI reads the user's file; stepmap predicted eth0's addresses.
