@@ -307,6 +307,41 @@ class SecurityTest(StepTestCase):
         self.assertIn("refused a PMIx connection from 127.0.0.1:", logs)
         self.assertIn(f"uid {user_id(OTHER_USER)}: only the job's user may connect", logs)
 
+    def test_the_pmix_namespace_is_in_no_command_line_and_not_the_job_number(self):
+        # PMIx 4.2.2 takes a connecting peer's word for the namespace's
+        # protocol modules before it checks who the peer is: its name must
+        # not be something another user can read off `ps` or squeue.
+        env = dict(cluster.cluster_env())
+        cluster.wait_while_nodes_complete(env)
+        cmd = ["runuser", "-u", cluster.TEST_USER, "--", "env"]
+        cmd += [f"{k}={v}" for k, v in env.items()]
+        cmd += ["srun", "-N", "2", "-n", "2", "--map-by", "node", "sh", "-c",
+                'echo "NS=$PMIX_NAMESPACE JOB=$SLURM_JOB_ID"; sleep 3']
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd="/tmp")
+        try:
+            line = proc.stdout.readline()
+            m = re.match(r"NS=(\S+) JOB=(\d+)", line)
+            self.assertIsNotNone(m, line + proc.stderr.read() if proc.poll() is not None else line)
+            nspace, job = m.group(1), m.group(2)
+            self.assertRegex(nspace, rf"^stepmap\.{job}\.0\.[0-9a-f]{{16}}$")
+            seen = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        args = f.read().decode(errors="replace")
+                except OSError:
+                    continue
+                if nspace in args:
+                    seen.append(args.replace("\0", " "))
+            self.assertEqual(seen, [], "the namespace is in these command lines")
+            out, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 0, err)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
     def test_another_user_cannot_plant_the_servers_log(self):
         # The log directory is shared (1777): another user makes the next
         # steps' log files first, under the names the plugin once used
