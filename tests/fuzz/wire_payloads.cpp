@@ -1,5 +1,6 @@
 // The payload decoders (stepd_server/protocol/wire/payloads.hpp), a node
-// server's timeline (timeline/step_timeline.hpp) and exchange counters
+// server's timeline (timeline/step_timeline.hpp, and srun's critical path
+// from it, which must stay bounded) and exchange counters
 // (timeline/exchange_counters.hpp) and the step
 // secret's (secret.hpp). The first byte picks the decoder, the rest is the
 // payload. The decoders are strict, so a payload that decodes must be
@@ -7,6 +8,7 @@
 // digits, in any case).
 
 #include "fuzz_check.hpp"
+#include "timeline/critical_path.hpp"
 #include "timeline/exchange_counters.hpp"
 #include "timeline/step_timeline.hpp"
 #include "wire/payloads.hpp"
@@ -73,8 +75,15 @@ const Check kChecks[] = {
     [](const std::string &p) { roundTrip(wire::decodeTreeDown(p), p); },
     recordsRoundTrip,
     [](const std::string &p) {
-        if (auto events = timeline::decodeEvents(p))
-            fuzz::check(timeline::encodeEvents(*events) == p, "timeline changed in decode/encode");
+        const auto events = timeline::decodeEvents(p);
+        if (!events)
+            return;
+        fuzz::check(timeline::encodeEvents(*events) == p, "timeline changed in decode/encode");
+        // srun -v describes what a node sent at exit: its work and its
+        // lines are bounded by what a Recorder keeps, whatever was sent.
+        const auto lines = timeline::describeCriticalPath({}, {{0, *events}}, {"n1"}, 1);
+        fuzz::check(lines.size() <= 8 + timeline::Recorder::kMaxFences,
+                    "critical path longer than the fences a node server records");
     },
     [](const std::string &p) {
         if (auto counters = timeline::decodeCounters(p))

@@ -61,11 +61,15 @@ public:
     std::string name(std::uint32_t node) const {
         return node < names_.size() ? names_[node] : "node " + std::to_string(node);
     }
+    // How many fences to show: up to the last one done, never more than a
+    // Recorder keeps. The events came over the network (decodeEvents refuses
+    // larger indices, this does not rely on it): an index of 2^32 - 2 would
+    // otherwise have srun print four billion lines at exit.
     std::uint32_t fences() const {
         std::uint32_t n = 0;
         for (const auto &[node, events] : nodes_)
             for (const auto &e : events)
-                if (e.mark == Mark::FenceDone)
+                if (e.mark == Mark::FenceDone && e.index < Recorder::kMaxFences)
                     n = std::max(n, e.index + 1);
         return n;
     }

@@ -24,7 +24,9 @@ struct SrunMarks {
 };
 
 // nodes: the timelines received, by plan node index; nodeNames: the plan's
-// node names; servers: how many node servers the step has.
+// node names; servers: how many node servers the step has. Fences from
+// Recorder::kMaxFences on are left out, so the lines are bounded whatever
+// the nodes sent.
 std::vector<std::string>
 describeCriticalPath(const SrunMarks &srun,
                      const std::map<std::uint32_t, std::vector<Event>> &nodes,

@@ -6,8 +6,9 @@
 // marks (critical_path.hpp). Wall clocks of different hosts may differ by
 // their NTP error; durations within one node do not depend on it.
 
+#include "base/expected.hpp"
+
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,13 @@ private:
     std::vector<Event> events_;
 };
 
-// The wire form (a Timeline frame's payload) and its strict inverse: unknown
-// marks, more than Recorder::kMaxEvents events or trailing bytes are refused.
+// The wire form (a Timeline frame's payload) and its strict inverse. srun
+// reads it from the network, and every number in it drives srun's work at
+// exit (critical_path.hpp loops over the fences): anything a Recorder cannot
+// have written is refused, with the reason: unknown marks, a fence index of
+// Recorder::kMaxFences or more, an index on a mark that has none, more than
+// Recorder::kMaxEvents events, a time past 2^62 us, trailing bytes.
 std::string encodeEvents(const std::vector<Event> &events);
-std::optional<std::vector<Event>> decodeEvents(const std::string &payload);
+Expected<std::vector<Event>> decodeEvents(const std::string &payload);
 
 } // namespace stepmap::timeline

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace stepmap::timeline;
 
 namespace {
@@ -94,4 +96,40 @@ TEST(CriticalPath, TheProfileRendezvousShowsWhatItCost) {
     EXPECT_EQ(lines[3], "  profile rendezvous (part of PMIx and namespace above): joined 4.0 "
                         "(slowest n1 5.0) after topology, every node's say in 10.0 (slowest n1 "
                         "20.0)");
+}
+
+// The timelines come from the network: a fence index far beyond what a node
+// server records must not make srun print (and loop over) that many fences
+// at exit. The small index comes first, so a regression fails at once
+// rather than spending hours on 2^32 fences.
+TEST(CriticalPath, FencesBeyondWhatAServerRecordsAreLeftOut) {
+    const std::uint32_t indices[] = {Recorder::kMaxFences, Recorder::kMaxFences + 4, 0xfffffffe,
+                                     0xffffffff};
+    std::map<std::uint32_t, std::vector<Event>> honest;
+    honest[0] = node(200, 210, 230, 250, 251, 255, 500, 501, 700);
+    const auto expected = describeCriticalPath(srun(), honest, {"n1"}, 1);
+    for (std::uint32_t index : indices) {
+        SCOPED_TRACE("fence index " + std::to_string(index));
+        auto nodes = honest;
+        nodes[0].push_back({Mark::FenceEntered, index, kStart + 600'000});
+        nodes[0].push_back({Mark::FenceDone, index, kStart + 601'000});
+        ASSERT_EQ(describeCriticalPath(srun(), nodes, {"n1"}, 1), expected);
+    }
+}
+
+// The last fence a server keeps is still shown.
+TEST(CriticalPath, TheLastRecordedFenceIsShown) {
+    std::map<std::uint32_t, std::vector<Event>> nodes;
+    nodes[0] = node(200, 210, 230, 250, 251, 255, 500, 501, 700);
+    const std::uint32_t last = Recorder::kMaxFences - 1;
+    nodes[0].push_back({Mark::FenceEntered, last, kStart + 600'000});
+    nodes[0].push_back({Mark::FenceDone, last, kStart + 601'000});
+    const auto lines = describeCriticalPath(srun(), nodes, {"n1"}, 1);
+    std::size_t fenceLines = 0;
+    for (const auto &line : lines)
+        fenceLines += line.rfind("  fence ", 0) == 0;
+    EXPECT_EQ(fenceLines, Recorder::kMaxFences);
+    EXPECT_NE(std::find(lines.begin(), lines.end(),
+                        "  fence 16: last node in +600.0 (n1), then done in 1.0 (n1)"),
+              lines.end());
 }

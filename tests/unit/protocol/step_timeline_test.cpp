@@ -10,14 +10,18 @@ using namespace stepmap::timeline;
 
 namespace {
 
-std::string frame(std::uint32_t count, std::uint8_t mark, std::uint64_t usec) {
+std::string frame(std::uint32_t count, std::uint8_t mark, std::uint64_t usec,
+                  std::uint32_t index = 0) {
     stepmap::wire::ByteWriter w;
     w.u32(count);
     w.u8(mark);
-    w.u32(0);
+    w.u32(index);
     w.u64(usec);
     return std::string(w.bytes().begin(), w.bytes().end());
 }
+
+constexpr auto kEntered = static_cast<std::uint8_t>(Mark::FenceEntered);
+constexpr auto kDone = static_cast<std::uint8_t>(Mark::FenceDone);
 
 } // namespace
 
@@ -56,12 +60,48 @@ TEST(StepTimeline, AJobThatFencesOftenKeepsOnlyItsFirstFences) {
 }
 
 TEST(StepTimeline, HostileFramesAreRefused) {
-    EXPECT_TRUE(decodeEvents(frame(1, 1, 5)));
-    EXPECT_FALSE(decodeEvents(frame(1, 0, 5)));                      // no such mark
-    EXPECT_FALSE(decodeEvents(frame(1, kLastMark + 1, 5)));          // no such mark
-    EXPECT_FALSE(decodeEvents(frame(2, 1, 5)));                      // fewer events than claimed
-    EXPECT_FALSE(decodeEvents(frame(1, 1, std::uint64_t{1} << 63))); // not a time
-    EXPECT_FALSE(decodeEvents(frame(1, 1, 5) + "x"));                // trailing bytes
-    EXPECT_FALSE(decodeEvents(frame(Recorder::kMaxEvents + 1, 1, 5)));
-    EXPECT_FALSE(decodeEvents(""));
+    struct Case {
+        std::string payload;
+        std::string error; // empty: decodes
+    };
+    const std::uint32_t lastFence = Recorder::kMaxFences - 1;
+    const Case cases[] = {
+        {frame(1, 1, 5), ""},
+        {frame(1, kEntered, 5, lastFence), ""},
+        {frame(1, kDone, 5, lastFence), ""},
+        {frame(1, 0, 5), "malformed timeline: event 0 has unknown mark 0"},
+        {frame(1, kLastMark + 1, 5),
+         "malformed timeline: event 0 has unknown mark " + std::to_string(kLastMark + 1)},
+        {frame(2, 1, 5), "malformed timeline: event 1 is cut short"},
+        {frame(1, 1, std::uint64_t{1} << 63), "malformed timeline: event 0 has no plausible time"},
+        {frame(1, 1, 5) + "x", "malformed timeline: bytes after the last event"},
+        {frame(Recorder::kMaxEvents + 1, 1, 5),
+         "malformed timeline: " + std::to_string(Recorder::kMaxEvents + 1) + " events (at most " +
+             std::to_string(Recorder::kMaxEvents) + ")"},
+        {"", "malformed timeline: no event count"},
+        // srun's critical path loops over the fences up to the largest index:
+        // a peer's index is bounded by what a Recorder keeps.
+        {frame(1, kDone, 5, Recorder::kMaxFences),
+         "malformed timeline: event 0 has fence index 16 (at most 15)"},
+        {frame(1, kEntered, 5, Recorder::kMaxFences),
+         "malformed timeline: event 0 has fence index 16 (at most 15)"},
+        {frame(1, kDone, 5, 0xfffffffe),
+         "malformed timeline: event 0 has fence index 4294967294 (at most 15)"},
+        {frame(1, kDone, 5, 0xffffffff),
+         "malformed timeline: event 0 has fence index 4294967295 (at most 15)"},
+        // Only fences are numbered.
+        {frame(1, static_cast<std::uint8_t>(Mark::Leaving), 5, 1),
+         "malformed timeline: event 0 has index 1 on a mark without one"},
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.error.empty() ? "valid" : c.error);
+        const auto decoded = decodeEvents(c.payload);
+        if (c.error.empty()) {
+            ASSERT_TRUE(decoded) << decoded.error().message;
+            EXPECT_EQ(encodeEvents(*decoded), c.payload);
+        } else {
+            ASSERT_FALSE(decoded);
+            EXPECT_EQ(decoded.error().message, c.error);
+        }
+    }
 }
