@@ -26,8 +26,8 @@ struct SiteConfig {
     std::string clientAuth = "munge";
     int dmodexTimeoutSec = 60;
     int serverStartTimeoutSec = 30;
-    std::string
-        logDir; // if set, each server logs to <logDir>/stepmap-stepd.<job>.<step>.<node>.log
+    // If set, each server logs to a new file in it (server_log_file.hpp).
+    std::string logDir;
     // The interconnect profile (stepmap-profile make) served to the steps;
     // none if empty.
     std::string profile;

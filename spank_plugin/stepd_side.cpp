@@ -7,6 +7,7 @@
 #include "plugin_log.hpp"
 #include "ready/ready_socket.hpp"
 #include "ready/task_notice.hpp"
+#include "server_log_file.hpp"
 #include "step_directory.hpp"
 #include "timeline/step_timeline.hpp"
 
@@ -158,20 +159,19 @@ Expected<HubAccess> readHubAccess(spank_t sp) {
     return HubAccess{**hub, **secret};
 }
 
-// The server's log, opened here with the job user's effective ids: a new
-// file, never one that exists or a link. None if the site keeps no logs or
-// it cannot be made (said in slurmstepd's log).
+// The server's log, made here with the job user's effective ids under a
+// name nobody can make first (server_log_file.hpp). None if the site keeps
+// no logs or it cannot be made (said in slurmstepd's log).
 os::UniqueFd openServerLog(const SiteConfig &site, const std::string &stepTag,
                            const std::string &nodeName) {
     if (site.logDir.empty())
         return {};
-    const std::string path = site.logDir + "/stepmap-stepd." + stepTag + "." + nodeName + ".log";
-    os::UniqueFd fd(
-        open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600));
-    if (!fd)
-        logError("cannot create the server's log " + path + ": " + std::strerror(errno) +
-                 "; the server runs without a log");
-    return fd;
+    auto log = createServerLog(site.logDir, stepTag, nodeName);
+    if (!log) {
+        logError(log.error().message + "; the server runs without a log");
+        return {};
+    }
+    return std::move(log.value());
 }
 
 } // namespace

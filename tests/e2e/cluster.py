@@ -221,12 +221,23 @@ def _zombie(pgrep_line):
         return True
 
 
+def server_log_paths(nspace):
+    """{node: log path} of the node servers of one step: the plugin names
+    each stepmap-stepd.<job>.<step>.<node>.<16 random hex digits>.log."""
+    step = ".".join(nspace.split(".")[1:3])  # stepmap.<job>.<step>.<from the secret>
+    name = re.compile(re.escape(f"stepmap-stepd.{step}.") + r"(.+)\.[0-9a-f]{16}\.log")
+    paths = {}
+    for path in glob.glob(os.path.join(LOG_DIR, f"stepmap-stepd.{step}.*.log")):
+        m = name.fullmatch(os.path.basename(path))
+        if m:
+            paths[m.group(1)] = path
+    return paths
+
+
 def server_logs(nspace):
     """{node: log text} of the node servers of one step."""
     logs = {}
-    step = ".".join(nspace.split(".")[1:3])  # stepmap.<job>.<step>.<from the secret>
-    for path in glob.glob(os.path.join(LOG_DIR, f"stepmap-stepd.{step}.*.log")):
-        node = path.rsplit(".", 2)[-2]
+    for node, path in server_log_paths(nspace).items():
         with open(path) as f:
             logs[node] = f.read()
     return logs

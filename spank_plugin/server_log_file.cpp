@@ -1,0 +1,40 @@
+#include "server_log_file.hpp"
+
+#include "wire/secret.hpp"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace stepmap::plugin {
+
+std::string serverLogName(std::string_view stepTag, std::string_view nodeName,
+                          const LogNameRandom &random) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string name = "stepmap-stepd.";
+    name.append(stepTag).append(".").append(nodeName).append(".");
+    for (std::uint8_t b : random) {
+        name.push_back(kDigits[b >> 4]);
+        name.push_back(kDigits[b & 15]);
+    }
+    return name + ".log";
+}
+
+Expected<os::UniqueFd> createServerLog(const std::string &dir, std::string_view stepTag,
+                                       std::string_view nodeName) {
+    LogNameRandom random{};
+    if (!wire::fillRandom(random.data(), random.size()))
+        return UserError{"cannot name the server's log in " + dir +
+                         ": the kernel gave no random bytes (" + std::strerror(errno) + ")"};
+    // 64 random bits: a file already there was not made for this step, and
+    // no other name is tried (whoever made it could not have guessed it).
+    const std::string path = dir + "/" + serverLogName(stepTag, nodeName, random);
+    os::UniqueFd fd(
+        open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600));
+    if (!fd)
+        return UserError{"cannot create the server's log " + path + ": " + std::strerror(errno)};
+    return fd;
+}
+
+} // namespace stepmap::plugin
