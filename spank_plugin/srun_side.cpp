@@ -83,8 +83,9 @@ RendezvousHub::Settings hubSettings(const SiteConfig &site) {
     return s;
 }
 
-// --multi-prog's file, read with the user's rights (srun runs as the user),
-// at most kMaxUserFileBytes (a FIFO or /dev/zero ends there).
+// --multi-prog's file, read with the user's rights (srun runs as the user):
+// a regular file of at most kMaxUserFileBytes (a FIFO or a device is
+// refused at once, never waited on).
 Expected<std::string> readOptionFile(const std::string &option, const std::string &path) {
     auto text = readBoundedFile(path);
     if (!text)
@@ -621,7 +622,9 @@ bool SrunSide::servedBySitePolicy(const SrunCommandLine &cmd,
             return leave(std::string(name) + " is set");
     if (cmd.multiProg && cmd.program) {
         auto text = readBoundedFile(*cmd.program);
-        if (!text || !multiProgApps(text.value(), *cmd.program))
+        if (!text)
+            return leave("its --multi-prog file cannot be read: " + text.error().message);
+        if (!multiProgApps(text.value(), *cmd.program))
             return leave("its --multi-prog file is not one application per consecutive rank range");
     }
     return true;

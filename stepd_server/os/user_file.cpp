@@ -1,6 +1,9 @@
 #include "user_file.hpp"
 
+#include "unique_fd.hpp"
+
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,24 +16,23 @@ namespace {
 
 constexpr std::size_t kChunk = std::size_t{64} << 10;
 
-// Closes the descriptor on every path out.
-class FileDescriptor {
-public:
-    explicit FileDescriptor(int fd) : fd_(fd) {}
-    FileDescriptor(const FileDescriptor &) = delete;
-    FileDescriptor &operator=(const FileDescriptor &) = delete;
-    ~FileDescriptor() {
-        if (fd_ >= 0)
-            close(fd_);
-    }
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
-
 UserError systemError(int error) {
     return UserError{std::strerror(error)};
+}
+
+// "a FIFO", "a directory", ...: what a path that is not a regular file is.
+std::string kindOf(mode_t mode) {
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a plain file";
 }
 
 } // namespace
@@ -48,11 +50,22 @@ std::string formatByteSize(std::size_t bytes) {
 Expected<std::string> readBoundedFile(const std::string &path, std::size_t maxBytes) {
     int fd = -1;
     do {
-        fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        // O_NONBLOCK: opening a FIFO without a writer (or a tty, a modem)
+        // would wait for one; it returns at once and is refused below.
+        fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return systemError(errno);
-    const FileDescriptor file(fd);
+    const os::UniqueFd file(fd);
+    struct stat status {};
+    if (fstat(file.get(), &status) != 0)
+        return systemError(errno);
+    // Regular files only: what else reads as a file may never end or never
+    // begin (a FIFO nobody writes to). O_NONBLOCK changes nothing for them.
+    if (!S_ISREG(status.st_mode))
+        return UserError{"it is " + kindOf(status.st_mode) +
+                         ", not a regular file; stepmap reads only regular files (to use a "
+                         "command's output, write it to a file and name that file)"};
     return readBoundedDescriptor(file.get(), maxBytes);
 }
 

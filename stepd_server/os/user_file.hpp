@@ -3,9 +3,10 @@
 // Reading a file the user named (host files, rankfiles, sequence files,
 // --multi-prog files, PSI_HOSTFILE, stepmap-plan's --allocation), bounded.
 // The mapper parses text and never reads; srun's side of the plugin and
-// stepmap-plan both read through this one function, so a file like
-// /dev/zero, /dev/urandom or a runaway `--hostfile <(cmd)` costs at most
-// the limit and gets the same message everywhere.
+// stepmap-plan both read through this one function, so a huge file costs at
+// most the limit, a FIFO or device is refused at once rather than waited on
+// (`--hostfile FIFO` without a writer would hang srun in open()), and the
+// message is the same everywhere.
 
 #include <cstddef>
 #include <string>
@@ -19,12 +20,13 @@ namespace stepmap {
 // ranks.
 inline constexpr std::size_t kMaxUserFileBytes = std::size_t{16} << 20;
 
-// The whole file at `path`, opened with the caller's rights: regular files,
-// FIFOs (`<(cmd)`) and character devices alike. Reading stops after
-// maxBytes + 1 bytes. The error is the reason alone, written to follow
-// "cannot read --hostfile 'x': ": the system's ("No such file or
-// directory") or "it is larger than 16 MiB, the most stepmap reads of a
-// file".
+// The whole file at `path`, opened with the caller's rights, never waiting
+// to open it; regular files only (a FIFO such as `<(cmd)`, a device or a
+// directory is refused). Reading stops after maxBytes + 1 bytes. The error
+// is the reason alone, written to follow "cannot read --hostfile 'x': ": the
+// system's ("No such file or directory"), "it is a FIFO, not a regular
+// file; stepmap reads only regular files (...)" or "it is larger than 16
+// MiB, the most stepmap reads of a file".
 Expected<std::string> readBoundedFile(const std::string &path,
                                       std::size_t maxBytes = kMaxUserFileBytes);
 

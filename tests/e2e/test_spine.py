@@ -3,6 +3,7 @@
 
 import os
 import re
+import tempfile
 import time
 import unittest
 
@@ -183,12 +184,22 @@ class SpineTest(cluster.StepTestCase):
             os.unlink(conf)
 
     def test_endless_or_hostile_files_are_refused_at_once(self):
-        # /dev/zero as a host file is read up to the size limit, not forever.
-        for args in (["--hostfile", "/dev/zero"],
-                     ["--map-by", "seq:FILE=/dev/urandom"]):
-            with self.subTest(args=args):
-                r = srun(*args, "-n", "1", MPI_HELLO, timeout=30)
-                self.assertRefused(r, "larger than 16 MiB")
+        # Only regular files are read: /dev/zero would never end, and a FIFO
+        # without a writer would hang srun in open().
+        fifo_dir = tempfile.mkdtemp(prefix="stepmap-test-", dir="/tmp")
+        os.chmod(fifo_dir, 0o755)  # the test user runs srun
+        fifo = os.path.join(fifo_dir, "hosts")
+        os.mkfifo(fifo, 0o644)
+        try:
+            for args, kind in ((["--hostfile", "/dev/zero"], "a character device"),
+                               (["--map-by", "seq:FILE=/dev/urandom"], "a character device"),
+                               (["--hostfile", fifo], "a FIFO")):
+                with self.subTest(args=args):
+                    r = srun(*args, "-n", "1", MPI_HELLO, timeout=30)
+                    self.assertRefused(r, f"it is {kind}, not a regular file")
+        finally:
+            os.unlink(fifo)
+            os.rmdir(fifo_dir)
         # Control characters from a file are shown escaped, never raw.
         path = write_user_file("n1 slots=2\nn\x1b[31mX\x00y slots=1\n")
         try:

@@ -4,9 +4,12 @@
 
 #include "profile/profile_yaml.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
+#include <cerrno>
 #include <set>
 
 #include "base/quote.hpp"
@@ -16,6 +19,18 @@ namespace stepmap::topology {
 namespace {
 
 using namespace yaml;
+
+// Closes the profile file on every path out.
+class FileCloser {
+public:
+    explicit FileCloser(int fd) : fd_(fd) {}
+    FileCloser(const FileCloser &) = delete;
+    FileCloser &operator=(const FileCloser &) = delete;
+    ~FileCloser() { ::close(fd_); }
+
+private:
+    int fd_;
+};
 
 // The kernel numbers interfaces from 1 up, in an int.
 std::uint32_t interfaceIndex(const Field &field) {
@@ -128,19 +143,38 @@ Expected<Profile> loadProfileYaml(std::string_view text, std::string_view fileNa
 }
 
 Expected<Profile> readProfileFile(const std::string &path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        return UserError{escaped(path, kShownPathBytes) + ": cannot open the profile"};
+    const std::string shown = escaped(path, kShownPathBytes);
+    int fd = -1;
+    do {
+        // O_NONBLOCK: a FIFO without a writer would hold open() (and
+        // stepmap-profile, or srun at every step) for good; it is refused
+        // below instead.
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return UserError{shown + ": cannot open the profile"};
+    const FileCloser closer(fd);
+    struct stat status {};
+    if (fstat(fd, &status) != 0)
+        return UserError{shown + ": cannot read the profile"};
+    if (!S_ISREG(status.st_mode))
+        return UserError{shown + ": not a regular file; name the profile file itself "
+                                 "(stepmap-profile make -o FILE writes one)"};
     std::string text;
     std::string chunk(std::size_t{1} << 16, '\0');
-    while (text.size() <= kMaxProfileBytes &&
-           file.read(chunk.data(), static_cast<std::streamsize>(chunk.size())).gcount() > 0)
-        text.append(chunk, 0, static_cast<std::size_t>(file.gcount()));
-    if (file.bad())
-        return UserError{escaped(path, kShownPathBytes) + ": cannot read the profile"};
+    while (text.size() <= kMaxProfileBytes) {
+        const ssize_t got = ::read(fd, chunk.data(), chunk.size());
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return UserError{shown + ": cannot read the profile"};
+        if (got == 0)
+            break;
+        text.append(chunk, 0, static_cast<std::size_t>(got));
+    }
     if (text.size() > kMaxProfileBytes) {
-        return UserError{escaped(path, kShownPathBytes) + ": larger than " +
-                         std::to_string(kMaxProfileBytes >> 20) + " MiB"};
+        return UserError{shown + ": larger than " + std::to_string(kMaxProfileBytes >> 20) +
+                         " MiB"};
     }
     return loadProfileYaml(text, path);
 }

@@ -4,6 +4,14 @@
 
 #include "profile/profile_yaml.hpp"
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -191,6 +199,53 @@ TEST(ProfileYaml, ReadProfileFileNamesTheFile) {
     const auto loaded = readProfileFile(path);
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     EXPECT_EQ(loaded->nodes.at(0).rdmaDevices.at(0).ports.at(0).gids.size(), 2u);
+}
+
+// readProfileFile(path)'s error in a child killed after 5 s: nullopt if it
+// was still waiting (a FIFO's open() without O_NONBLOCK waits for a writer).
+std::optional<std::string> readErrorWithin5s(const std::string &path) {
+    int fds[2];
+    if (pipe(fds) != 0)
+        return "pipe failed";
+    const pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        const auto loaded = readProfileFile(path);
+        const std::string said = loaded ? std::string("loaded") : loaded.error().message;
+        const ssize_t put = write(fds[1], said.data(), said.size());
+        _exit(put == static_cast<ssize_t>(said.size()) ? 0 : 1);
+    }
+    close(fds[1]);
+    pollfd ready{fds[0], POLLIN, 0};
+    std::optional<std::string> said;
+    if (poll(&ready, 1, 5000) == 1) {
+        char buf[1024];
+        const ssize_t got = read(fds[0], buf, sizeof buf);
+        said = std::string(buf, got > 0 ? static_cast<std::size_t>(got) : 0);
+    }
+    close(fds[0]);
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    return said;
+}
+
+// `stepmap-profile check FIFO` (or a site's profile= replaced by one) must
+// not hang in open(): anything but a regular file is refused at once.
+TEST(ProfileYaml, ReadProfileFileRefusesAFifoAtOnce) {
+    char pattern[] = "/tmp/profile-yaml-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    const std::string dir = pattern;
+    const std::string fifo = dir + "/profile.yaml";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const auto said = readErrorWithin5s(fifo);
+    unlink(fifo.c_str());
+    rmdir(dir.c_str());
+    ASSERT_TRUE(said) << "readProfileFile still waited for a writer after 5 s";
+    EXPECT_EQ(*said, fifo + ": not a regular file; name the profile file itself "
+                            "(stepmap-profile make -o FILE writes one)");
+    EXPECT_EQ(readProfileFile("/dev/zero").error().message,
+              "/dev/zero: not a regular file; name the profile file itself (stepmap-profile "
+              "make -o FILE writes one)");
 }
 
 } // namespace
