@@ -31,9 +31,7 @@ std::string encodeEvents(const std::vector<Event> &events) {
 }
 
 Expected<std::vector<Event>> decodeEvents(const std::string &payload) {
-    auto refused = [](const std::string &why) {
-        return UserError{"malformed timeline: " + why};
-    };
+    auto refused = [](const std::string &why) { return UserError{"malformed timeline: " + why}; };
     wire::ByteReader r(reinterpret_cast<const std::uint8_t *>(payload.data()), payload.size());
     auto count = r.u32();
     if (!count)
