@@ -92,6 +92,7 @@ const Check kChecks[] = {
     },
     [](const std::string &p) { roundTrip(wire::decodeProfileState(p), p); },
     [](const std::string &p) { roundTrip(wire::decodeProfileVerdict(p, 1u << 20), p); },
+    [](const std::string &p) { roundTrip(wire::decodeTreeRelay(p), p); },
 };
 
 } // namespace

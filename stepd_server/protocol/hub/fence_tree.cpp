@@ -13,10 +13,6 @@ using wire::MessageType;
 
 namespace {
 
-// Fences a child may start ahead of this node: PMIx lets a process have
-// several non-blocking fences out, but not without bound.
-constexpr std::size_t kMaxPendingFences = 1024;
-
 std::string nodeText(std::uint32_t node) {
     return "node index " + std::to_string(node);
 }
@@ -49,7 +45,9 @@ int FenceTree::listen(uv_tcp_t *near, std::string &error) {
     }
     if (rc == 0) {
         listener_->data = this;
-        rc = uv_listen(reinterpret_cast<uv_stream_t *>(listener_.get()), 128,
+        // As many as srun's hub: a flood that fills the kernel's queue
+        // drops the children's connection requests too.
+        rc = uv_listen(reinterpret_cast<uv_stream_t *>(listener_.get()), 1024,
                        [](uv_stream_t *server, int status) {
                            if (status == 0)
                                static_cast<FenceTree *>(server->data)->admit(server);
@@ -62,13 +60,21 @@ int FenceTree::listen(uv_tcp_t *near, std::string &error) {
         listener_.reset();
         return 0;
     }
+    // Room for every child mid-handshake several times over, and for all of
+    // them on one address (several node servers on one host).
+    HandshakeGate::Settings gs;
+    gs.maxWaiting = 4 * children_.size() + 8;
+    gs.maxWaitingPerSource = children_.size() + 4;
+    gs.deadlineMs = settings_.handshakeDeadlineMs;
+    gs.where = "fence tree listener";
+    gs.log = settings_.log;
+    gate_ = std::make_unique<HandshakeGate>(std::move(gs));
     sweep_ = uvnet::makeTimer(loop_);
     sweep_->data = this;
     const auto every = static_cast<std::uint64_t>(std::max(50, settings_.handshakeDeadlineMs / 4));
     uv_timer_start(
-        sweep_.get(),
-        [](uv_timer_t *t) { static_cast<FenceTree *>(t->data)->closeStaleChildren(); }, every,
-        every);
+        sweep_.get(), [](uv_timer_t *t) { static_cast<FenceTree *>(t->data)->gate_->sweep(); },
+        every, every);
     return addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port)
                                       : ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);
 }
@@ -82,32 +88,10 @@ void FenceTree::admit(uv_stream_t *server) {
         onChildClosed(c, why);
     };
     auto c = uvnet::FrameConnection::accept(server, settings_.secret, cb);
-    if (!c || c->closing() || broken_)
-        return;
-    // Room for every child mid-handshake several times over; beyond that the
-    // oldest stranger gives way, so idle connections cannot lock them out.
-    const std::size_t strangers = links_.size() - joined_.size();
-    if (strangers >= 4 * children_.size() + 8) {
-        auto oldest = links_.end();
-        for (auto it = links_.begin(); it != links_.end(); ++it)
-            if (!it->second.joined &&
-                (oldest == links_.end() || it->second.since < oldest->second.since))
-                oldest = it;
-        oldest->first->close("too many unauthenticated connections");
-    }
+    if (!c || c->closing() || broken_ || !gate_->admit(*c))
+        return; // c goes: closed quietly
     auto *raw = c.get();
-    links_.emplace(raw, Child{std::move(c), false, 0, std::chrono::steady_clock::now()});
-}
-
-void FenceTree::closeStaleChildren() {
-    const auto limit =
-        std::chrono::steady_clock::now() - std::chrono::milliseconds(settings_.handshakeDeadlineMs);
-    std::vector<uvnet::FrameConnection *> stale;
-    for (auto &[c, child] : links_)
-        if (!child.joined && child.since < limit)
-            stale.push_back(c);
-    for (auto *c : stale)
-        c->close("no authentication in time");
+    links_.emplace(raw, Child{std::move(c), false, 0});
 }
 
 void FenceTree::onChildFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames) {
@@ -115,20 +99,21 @@ void FenceTree::onChildFrames(uvnet::FrameConnection &c, std::vector<wire::Frame
         auto it = links_.find(&c);
         if (it == links_.end() || c.closing())
             return;
+        std::string why;
         if (!it->second.joined)
             joinChild(it->second); // the first authenticated frame is the Hello
-        else if (f.type == MessageType::TreeUp)
-            onChildUp(it->second, f);
-        else
+        else if (f.type != MessageType::TreeUp)
             c.close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
+        else if (!contribute(it->second.node, f.payload, why))
+            c.close(why);
     }
 }
 
 void FenceTree::joinChild(Child &child) {
     auto &c = *child.conn;
+    gate_->leave(c);
     const std::uint32_t node = c.channel().peerNode();
-    if (std::find(children_.begin(), children_.end(), node) == children_.end() ||
-        joined_.count(node)) {
+    if (!isChild(node) || joined_.count(node) || detoured_.count(node)) {
         c.close("unexpected or duplicate fence tree child " + nodeText(node));
         return;
     }
@@ -144,6 +129,8 @@ void FenceTree::onChildClosed(uvnet::FrameConnection &c, const std::string &why)
         return;
     const bool joined = it->second.joined;
     const std::uint32_t node = it->second.node;
+    if (gate_)
+        gate_->leave(c);
     links_.erase(it);
     if (joined) {
         joined_.erase(node);
@@ -151,31 +138,50 @@ void FenceTree::onChildClosed(uvnet::FrameConnection &c, const std::string &why)
     }
 }
 
-void FenceTree::onChildUp(Child &child, const wire::Frame &f) {
-    auto &c = *child.conn;
-    auto m = wire::decodeTreeUp(f.payload);
-    if (!m || m->count != settings_.shape.subtreeSize(child.node)) {
-        c.close("malformed fence tree contribution");
-        return;
+bool FenceTree::isChild(std::uint32_t node) const {
+    return std::find(children_.begin(), children_.end(), node) != children_.end();
+}
+
+bool FenceTree::contribute(std::uint32_t child, const std::string &payload, std::string &why) {
+    auto m = wire::decodeTreeUp(payload);
+    if (!m || m->count != settings_.shape.subtreeSize(child) || m->sequence == 0) {
+        why = "malformed fence tree contribution";
+        return false;
     }
     auto it = pending_.find(m->sequence);
-    if (it == pending_.end() && pending_.size() >= kMaxPendingFences) {
-        c.close("too many fences ahead of this node");
-        return;
+    if (it == pending_.end() && m->sequence <= sequence_) {
+        why = "a contribution to fence " + std::to_string(m->sequence) + ", which is over";
+        return false;
+    }
+    // A child ahead of this node holds fences here (PMIx lets a process
+    // have several non-blocking fences out), but only so many, and bytes.
+    Load &load = load_[child];
+    if (load.fences >= settings_.maxFencesPerChild) {
+        why = "more than " + std::to_string(settings_.maxFencesPerChild) +
+              " fences ahead of this node";
+        return false;
+    }
+    if (m->records.size() > settings_.maxBytesPerChild - load.bytes) {
+        why = "more than " + std::to_string(settings_.maxBytesPerChild) +
+              " bytes of fences ahead of this node";
+        return false;
     }
     Pending &p = pending_[m->sequence];
-    const bool again =
-        std::find(p.childrenIn.begin(), p.childrenIn.end(), child.node) != p.childrenIn.end();
+    const bool again = std::any_of(p.childrenIn.begin(), p.childrenIn.end(),
+                                   [child](const In &in) { return in.node == child; });
     const bool started = p.local || !p.childrenIn.empty();
     if (again || p.sentUp || (started && p.collect != m->collect)) {
-        c.close("inconsistent fence tree contribution for fence " + std::to_string(m->sequence));
-        return;
+        why = "inconsistent fence tree contribution for fence " + std::to_string(m->sequence);
+        return false;
     }
     p.collect = m->collect;
-    p.childrenIn.push_back(child.node);
+    p.childrenIn.push_back({child, m->records.size()});
+    ++load.fences;
+    load.bytes += m->records.size();
     p.count += m->count;
     p.records += m->records;
     advance(m->sequence);
+    return true;
 }
 
 void FenceTree::fence(bool collect, std::string data, DataReply done) {
@@ -209,13 +215,25 @@ void FenceTree::advance(std::uint64_t sequence) {
     Pending &p = it->second;
     if (!p.local || p.sentUp || p.childrenIn.size() < children_.size())
         return;
+    release(p);
     if (settings_.shape.isRoot(settings_.nodeIndex)) {
         finishAtRoot(sequence, p);
         return;
     }
     p.sentUp = true;
-    sendUp(wire::encode(wire::TreeUpMsg{sequence, p.collect, p.count, std::move(p.records)}));
+    std::string payload =
+        wire::encode(wire::TreeUpMsg{sequence, p.collect, p.count, std::move(p.records)});
     p.records.clear();
+    // Last: through the hub the result may come back before this returns.
+    sendUp(std::move(payload));
+}
+
+void FenceTree::release(Pending &p) {
+    for (const In &in : p.childrenIn) {
+        Load &load = load_[in.node];
+        load.fences -= 1;
+        load.bytes -= in.bytes;
+    }
 }
 
 void FenceTree::finishAtRoot(std::uint64_t sequence, Pending &p) {
@@ -251,19 +269,24 @@ void FenceTree::finishDown(std::uint64_t sequence, int status, const std::string
     const std::string payload = wire::encode(wire::TreeDownMsg{sequence, status, data});
     for (auto &[node, c] : joined_)
         c->send(MessageType::TreeDown, payload);
+    if (settings_.viaHub)
+        for (auto node : detoured_)
+            settings_.viaHub(node, payload);
     ++fencesDone_;
     if (done)
         done(status, data);
 }
 
 void FenceTree::connectParent(const std::string &host, int port) {
-    if (parent_ || parentEverJoined_ || broken_)
+    if (parent_ || parentEverJoined_ || detourUp_ || broken_)
         return;
     parentHost_ = host;
     parentPort_ = port;
     parentDeadline_ = uv_now(loop_) + static_cast<std::uint64_t>(settings_.joinRetryMs);
     retry_ = uvnet::makeTimer(loop_);
     retry_->data = this;
+    attempt_ = uvnet::makeTimer(loop_);
+    attempt_->data = this;
     openParent();
 }
 
@@ -273,8 +296,22 @@ void FenceTree::openParent() {
         {[this](auto &, std::vector<wire::Frame> &frames) { onParentFrames(frames); },
          [this](auto &, const std::string &why) { onParentClosed(why); }});
     // A failure to connect was reported (onParentClosed) already.
-    if (parent_ && parent_->closing())
+    if (parent_ && parent_->closing()) {
         parent_.reset();
+        return;
+    }
+    // A connection request the parent's host drops (its queue full, a
+    // firewall) would wait for TCP's own retries, minutes: each attempt
+    // gets as long as the parent gives a stranger to authenticate.
+    uv_timer_start(
+        attempt_.get(),
+        [](uv_timer_t *t) {
+            auto *tree = static_cast<FenceTree *>(t->data);
+            if (tree->parent_ && !tree->parentReady_)
+                tree->parent_->close("no welcome within " +
+                                     std::to_string(tree->settings_.handshakeDeadlineMs) + " ms");
+        },
+        static_cast<std::uint64_t>(settings_.handshakeDeadlineMs), 0);
 }
 
 void FenceTree::onParentFrames(std::vector<wire::Frame> &frames) {
@@ -287,20 +324,17 @@ void FenceTree::onParentFrames(std::vector<wire::Frame> &frames) {
             break;
         case MessageType::Welcome:
             parentReady_ = parentEverJoined_ = true;
+            uv_timer_stop(attempt_.get());
             for (auto &payload : queuedUp_)
                 parent_->send(MessageType::TreeUp, payload);
             queuedUp_.clear();
             break;
-        case MessageType::TreeDown: {
-            auto m = wire::decodeTreeDown(f.payload);
-            auto it = m ? pending_.find(m->sequence) : pending_.end();
-            if (it == pending_.end() || !it->second.sentUp) {
+        case MessageType::TreeDown:
+            if (!takeResult(f.payload)) {
                 parent_->close("malformed or unexpected fence tree result");
                 return;
             }
-            finishDown(m->sequence, m->status, m->data);
             break;
-        }
         default:
             parent_->close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
             return;
@@ -308,31 +342,73 @@ void FenceTree::onParentFrames(std::vector<wire::Frame> &frames) {
     }
 }
 
+bool FenceTree::takeResult(const std::string &payload) {
+    auto m = wire::decodeTreeDown(payload);
+    auto it = m ? pending_.find(m->sequence) : pending_.end();
+    if (it == pending_.end() || !it->second.sentUp)
+        return false;
+    finishDown(m->sequence, m->status, m->data);
+    return true;
+}
+
+void FenceTree::relayed(std::uint32_t from, const std::string &payload) {
+    if (broken_)
+        return; // its fences failed already
+    const bool fromParent = !settings_.shape.isRoot(settings_.nodeIndex) &&
+                            from == settings_.shape.parentOf(settings_.nodeIndex);
+    if (fromParent) {
+        if (!detourUp_ || !takeResult(payload))
+            breakTree("malformed or unexpected fence tree result from parent " + nodeText(from) +
+                      " through srun's hub");
+        return;
+    }
+    if (!isChild(from) || joined_.count(from)) {
+        breakTree("a fence tree message through srun's hub from " + nodeText(from) +
+                  ", which is no child of this node or joined it directly");
+        return;
+    }
+    if (detoured_.insert(from).second)
+        settings_.log("fence tree child " + nodeText(from) + " comes through srun's hub");
+    std::string why;
+    if (!contribute(from, payload, why)) {
+        detoured_.erase(from);
+        breakTree("fence tree child " + nodeText(from) + " (through srun's hub): " + why);
+    }
+}
+
 void FenceTree::onParentClosed(const std::string &why) {
     parent_.reset();
     parentReady_ = false;
+    const std::uint32_t parent = settings_.shape.parentOf(settings_.nodeIndex);
     if (!parentEverJoined_ && !broken_ && uv_now(loop_) + 250 < parentDeadline_) {
-        settings_.log("could not join the fence tree parent " +
-                      nodeText(settings_.shape.parentOf(settings_.nodeIndex)) + " (" + why +
+        settings_.log("could not join the fence tree parent " + nodeText(parent) + " (" + why +
                       "); trying again");
         uv_timer_start(
             retry_.get(), [](uv_timer_t *t) { static_cast<FenceTree *>(t->data)->openParent(); },
             250, 0);
         return;
     }
-    const std::string lost = (parentEverJoined_ ? "lost the fence tree link to parent "
-                                                : "could not join the fence tree parent ") +
-                             nodeText(settings_.shape.parentOf(settings_.nodeIndex)) + ": " + why;
-    const bool never = !parentEverJoined_ && !broken_;
-    breakTree(lost);
-    // The parent waits for this subtree and has no link to see it gone:
-    // the server must go, so that srun's hub reports it and ends the step.
-    if (never && settings_.onUnreachableParent)
-        settings_.onUnreachableParent(lost);
+    if (!parentEverJoined_ && !broken_ && settings_.viaHub) {
+        // The parent waits for this subtree: it gets it through srun's hub.
+        detourUp_ = true;
+        settings_.log("could not join the fence tree parent " + nodeText(parent) + " within " +
+                      std::to_string(settings_.joinRetryMs) + " ms (" + why +
+                      "); this node's fences reach it through srun's hub");
+        auto queued = std::move(queuedUp_);
+        queuedUp_.clear();
+        for (auto &payload : queued)
+            settings_.viaHub(parent, std::move(payload));
+        return;
+    }
+    breakTree((parentEverJoined_ ? "lost the fence tree link to parent "
+                                 : "could not join the fence tree parent ") +
+              nodeText(parent) + ": " + why);
 }
 
 void FenceTree::sendUp(std::string payload) {
-    if (parentReady_ && parent_)
+    if (detourUp_)
+        settings_.viaHub(settings_.shape.parentOf(settings_.nodeIndex), std::move(payload));
+    else if (parentReady_ && parent_)
         parent_->send(MessageType::TreeUp, payload);
     else
         queuedUp_.push_back(std::move(payload));
@@ -342,23 +418,29 @@ void FenceTree::breakTree(const std::string &why) {
     if (broken_)
         return;
     broken_ = why; // later fences fail with it
+    settings_.log("the fence tree no longer works: " + why);
     failAll(why);
     // Letting go closes without calling back: the neighbours see their
     // link end and break in turn.
     links_.clear();
     joined_.clear();
+    detoured_.clear();
     parent_.reset();
     parentReady_ = false;
     queuedUp_.clear();
     listener_.reset();
     sweep_.reset();
+    gate_.reset();
     if (retry_)
         uv_timer_stop(retry_.get());
+    if (attempt_)
+        uv_timer_stop(attempt_.get());
 }
 
 void FenceTree::failAll(const std::string &why) {
     auto pending = std::move(pending_);
     pending_.clear();
+    load_.clear();
     for (auto &[sequence, p] : pending)
         if (p.done) {
             settings_.log("fence " + std::to_string(sequence) + " failed: " + why);

@@ -101,6 +101,8 @@ bool HubLink::handle(wire::Frame &f) {
         return conn_ != nullptr;
     case MessageType::TreeParent:
         return onTreeParent(f);
+    case MessageType::TreeRelay:
+        return onTreeRelay(f);
     case MessageType::FenceDone:
         return onFenceDone(f);
     case MessageType::DmodexRequest:
@@ -158,20 +160,11 @@ void HubLink::onWelcome(const wire::Frame &f) {
 bool HubLink::startTree(std::uint32_t fanOut) {
     FenceTree::Settings ts{settings_.secret, settings_.nodeIndex,
                            TreeShape(settings_.nodeCount, fanOut), statuses_};
+    ts.joinRetryMs = settings_.treeJoinRetryMs;
     ts.log = [this](const std::string &line) { host_.log(line); };
-    ts.onUnreachableParent = [this](const std::string &why) {
-        // Not from inside the tree (stopping the server frees it): from the
-        // loop, the hub link closes; the hub sees this server go, and
-        // onClosed stops it.
-        treeFailure_ = why;
-        uv_timer_start(
-            retry_.get(),
-            [](uv_timer_t *t) {
-                auto *link = static_cast<HubLink *>(t->data);
-                if (link->conn_)
-                    link->conn_->close(link->treeFailure_);
-            },
-            0, 0);
+    // A neighbour this node cannot reach directly, through the hub.
+    ts.viaHub = [this](std::uint32_t node, std::string payload) {
+        send(MessageType::TreeRelay, wire::encode(wire::TreeRelayMsg{node, std::move(payload)}));
     };
     tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
     if (!tree_->hasChildren())
@@ -182,6 +175,7 @@ bool HubLink::startTree(std::uint32_t fanOut) {
         conn_->close(error);
         return false;
     }
+    host_.log("taking its fence tree children on port " + std::to_string(port));
     conn_->send(MessageType::TreeListen,
                 wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(port)}));
     return true;
@@ -195,6 +189,16 @@ bool HubLink::onTreeParent(const wire::Frame &f) {
         return false;
     }
     tree_->connectParent(m->host, static_cast<int>(m->port));
+    return true;
+}
+
+bool HubLink::onTreeRelay(const wire::Frame &f) {
+    auto m = wire::decodeTreeRelay(f.payload);
+    if (!m || !tree_) {
+        conn_->close("malformed fence tree relay");
+        return false;
+    }
+    tree_->relayed(m->node, m->payload);
     return true;
 }
 

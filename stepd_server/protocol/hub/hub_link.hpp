@@ -52,6 +52,9 @@ public:
         // Until the first join, a connection the hub drops before the
         // handshake (it makes room when flooded) is tried again this long.
         int joinRetryMs = 30000;
+        // The same for the fence tree parent; then this node's fences reach
+        // it through the hub (hub/fence_tree.hpp).
+        int treeJoinRetryMs = 5000;
         // The server's marks so far; the link adds its own (joined, fences,
         // leaving) and sends them all to the hub as it leaves.
         timeline::Recorder timeline;
@@ -108,6 +111,7 @@ private:
     // connection is gone (no port to take the children on).
     bool startTree(std::uint32_t fanOut);
     bool onTreeParent(const wire::Frame &f);
+    bool onTreeRelay(const wire::Frame &f);
     void dispatchFence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
                        DataReply done);
     void fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, std::string data,
@@ -135,7 +139,6 @@ private:
     std::map<std::string, std::uint64_t> fenceCounters_;
     std::map<std::string, DataReply> fences_;
     std::unique_ptr<FenceTree> tree_;
-    std::string treeFailure_; // why the server leaves: its tree parent is unreachable
     struct HeldFence {
         std::vector<std::uint32_t> nodes;
         bool collect;

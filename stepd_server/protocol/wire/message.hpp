@@ -27,6 +27,10 @@ enum class MessageType : std::uint8_t {
     // The profile rendezvous (wire/profile_payloads.hpp):
     ProfileState = 17,   // server -> hub: whether its profile entry may be served
     ProfileVerdict = 18, // hub -> server: the nodes whose entries are withheld
+    // server -> hub -> server: a fence tree message between neighbours that
+    // have no direct link (the child could not join its parent):
+    // TreeRelayMsg, the node the hub hands it to, then the one it came from.
+    TreeRelay = 19,
 };
 
 constexpr std::size_t kNonceSize = 16;

@@ -255,6 +255,16 @@ std::optional<TreeDownMsg> decodeTreeDown(const std::string &s) {
     return ok ? std::optional(std::move(m)) : std::nullopt;
 }
 
+std::string encode(const TreeRelayMsg &m) {
+    return encodeFields(m.node, m.payload);
+}
+
+std::optional<TreeRelayMsg> decodeTreeRelay(const std::string &s) {
+    TreeRelayMsg m;
+    const bool ok = decodeFields(s, m.node, m.payload) && m.node < kMaxNodes;
+    return ok ? std::optional(std::move(m)) : std::nullopt;
+}
+
 void appendRecord(std::string &records, const FenceRecord &record) {
     records += encodeFields(record.node, record.data);
 }

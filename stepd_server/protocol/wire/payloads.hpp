@@ -83,11 +83,19 @@ struct TreeDownMsg {
     std::string data; // every node's data in node order
 };
 
+// A TreeUp or TreeDown payload through the hub: to the hub, node is where
+// it goes; from the hub, where it came from.
+struct TreeRelayMsg {
+    std::uint32_t node = 0;
+    std::string payload;
+};
+
 std::string encode(const WelcomeMsg &);
 std::string encode(const TreeListenMsg &);
 std::string encode(const TreeParentMsg &);
 std::string encode(const TreeUpMsg &);
 std::string encode(const TreeDownMsg &);
+std::string encode(const TreeRelayMsg &);
 // Appends one record to a TreeUpMsg's records.
 void appendRecord(std::string &records, const FenceRecord &record);
 
@@ -96,6 +104,7 @@ std::optional<TreeListenMsg> decodeTreeListen(const std::string &);
 std::optional<TreeParentMsg> decodeTreeParent(const std::string &);
 std::optional<TreeUpMsg> decodeTreeUp(const std::string &);
 std::optional<TreeDownMsg> decodeTreeDown(const std::string &);
+std::optional<TreeRelayMsg> decodeTreeRelay(const std::string &);
 // Exactly count records, each of a node below nodeCount; nullopt otherwise.
 std::optional<std::vector<FenceRecord>> decodeRecords(const std::string &records,
                                                       std::uint32_t count, std::uint32_t nodeCount);
