@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <thread>
 
 using namespace stepmap;
@@ -443,4 +444,188 @@ TEST(HubFlood, AFloodFromOneHostDoesNotEvictOtherHostsServers) {
     for (int fd : flood)
         close(fd);
     closeLoop(&loop);
+}
+
+namespace {
+
+// A hub with the limits a test sets, and what srun is told when the step
+// fails (the reason names the server and the rule it broke).
+class HubLimits : public ::testing::Test {
+protected:
+    void start(std::vector<std::uint32_t> nodeOfRank, std::uint32_t nodeCount,
+               hub::RendezvousHub::Settings s) {
+        uv_loop_init(&loop);
+        secret = *decodeSecretHex(generateSecretHex());
+        hub::RendezvousHub::Events events;
+        events.onFailure = [this](const std::string &why) {
+            std::lock_guard lock(mutex);
+            failures.push_back(why);
+        };
+        std::string error;
+        hub = hub::RendezvousHub::start(nodeOfRank, nodeCount, secret, events, s, error);
+        ASSERT_TRUE(hub) << error;
+    }
+    void TearDown() override {
+        hub.reset();
+        closeLoop(&loop);
+    }
+    // True once srun was told exactly why.
+    bool failedWith(const std::string &why) {
+        return runUntil(&loop, [&] {
+            std::lock_guard lock(mutex);
+            return std::find(failures.begin(), failures.end(), why) != failures.end();
+        });
+    }
+    std::vector<std::string> failed() {
+        std::lock_guard lock(mutex);
+        return failures;
+    }
+
+    uv_loop_t loop{};
+    std::string secret;
+    std::unique_ptr<hub::RendezvousHub> hub;
+    std::mutex mutex;
+    std::vector<std::string> failures;
+};
+
+} // namespace
+
+// A fence naming a node without a server would never complete (and hold
+// its data in srun until the step ends): the server that opens one is cut,
+// as is one whose list is out of order or leaves itself out.
+TEST_F(HubLimits, AFenceMayNameOnlyTheStepsServers) {
+    start({0, 1, 0, 1}, 2, settings());
+    const std::vector<std::vector<std::uint32_t>> bad = {{0, 7}, {1, 0}, {0, 0, 1}, {1}};
+    for (const auto &nodes : bad) {
+        Peer a(&loop, hub->port(), secret, 0);
+        ASSERT_TRUE(runUntil(&loop, [&] { return a.ready; }));
+        a.conn->send(MessageType::Fence, encode(FenceMsg{"f", nodes, false, ""}));
+        EXPECT_TRUE(failedWith("lost the stepmap server of node index 0: fence f names nodes "
+                               "that are not the step's servers, or not in order"))
+            << nodes.size();
+        ASSERT_TRUE(runUntil(&loop, [&] { return a.closed; }));
+    }
+}
+
+TEST_F(HubLimits, TheServersOfAFenceMustAgreeOnItsNodes) {
+    start({0, 1, 2}, 3, settings());
+    Peer a(&loop, hub->port(), secret, 0), b(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return a.ready && b.ready; }));
+    a.conn->send(MessageType::Fence, encode(FenceMsg{"f", {0, 1}, false, ""}));
+    b.conn->send(MessageType::Fence, encode(FenceMsg{"f", {0, 1, 2}, false, ""}));
+    EXPECT_TRUE(failedWith("lost the stepmap server of node index 1: fence f names other nodes "
+                           "than the servers that opened it"));
+}
+
+// Fences a server opened that the others have not completed stay in srun:
+// only so many, and so many bytes. A completed one no longer counts.
+TEST_F(HubLimits, AServerMayKeepOnlySoManyFencesOpen) {
+    auto s = settings();
+    s.maxOpenFencesPerServer = 3;
+    start({0, 1}, 2, s);
+    Peer a(&loop, hub->port(), secret, 0), b(&loop, hub->port(), secret, 1);
+    ASSERT_TRUE(runUntil(&loop, [&] { return a.ready && b.ready; }));
+    for (const char *id : {"f1", "f2", "f3"})
+        a.conn->send(MessageType::Fence, encode(FenceMsg{id, {0, 1}, false, ""}));
+    b.conn->send(MessageType::Fence, encode(FenceMsg{"f1", {0, 1}, false, ""}));
+    ASSERT_TRUE(runUntil(&loop, [&] { return !a.frames.empty(); })); // f1 done
+    a.conn->send(MessageType::Fence, encode(FenceMsg{"f4", {0, 1}, false, ""}));
+    a.conn->send(MessageType::Fence, encode(FenceMsg{"f5", {0, 1}, false, ""}));
+    EXPECT_TRUE(failedWith("lost the stepmap server of node index 0: more than 3 fences or " +
+                           std::to_string(2 * std::size_t{kMaxFrameSize}) +
+                           " bytes of fences open that the other servers have not completed"));
+    EXPECT_EQ(failed().size(), 1u); // f4 was still allowed
+}
+
+TEST_F(HubLimits, AServerMayKeepOnlySoManyBytesInOpenFences) {
+    auto s = settings();
+    s.maxFenceBytesPerServer = 1000;
+    start({0, 1}, 2, s);
+    Peer a(&loop, hub->port(), secret, 0);
+    ASSERT_TRUE(runUntil(&loop, [&] { return a.ready; }));
+    a.conn->send(MessageType::Fence, encode(FenceMsg{"f1", {0, 1}, true, std::string(600, 'x')}));
+    a.conn->send(MessageType::Fence, encode(FenceMsg{"f2", {0, 1}, true, std::string(600, 'x')}));
+    EXPECT_TRUE(failedWith("lost the stepmap server of node index 0: more than 64 fences or 1000 "
+                           "bytes of fences open that the other servers have not completed"));
+}
+
+// Requests for a server that has not joined wait in srun: only so many.
+TEST_F(HubLimits, DirectModexRequestsWaitingForAServerAreCapped) {
+    auto s = settings();
+    s.maxWaitingRequestsPerServer = 3;
+    start({0, 1, 0, 1}, 2, s);
+    Peer a(&loop, hub->port(), secret, 0);
+    ASSERT_TRUE(runUntil(&loop, [&] { return a.ready; }));
+    for (std::uint64_t id = 1; id <= 4; ++id)
+        a.conn->send(MessageType::DmodexRequest, encode(DmodexRequestMsg{id, 0, 3}));
+    EXPECT_TRUE(failedWith("lost the stepmap server of node index 0: more than 3 direct-modex "
+                           "requests waiting for servers that have not joined"));
+}
+
+// Fence tree messages go through the hub only between a child and its
+// parent (0; 1 2; 3), either way, tagged with where they came from.
+TEST_F(HubLimits, TreeRelaysGoOnlyBetweenTreeNeighbours) {
+    auto s = settings();
+    s.fenceFanOut = 2;
+    start({0, 1, 2, 3}, 4, s);
+    std::vector<std::unique_ptr<Peer>> peers;
+    for (std::uint32_t n = 0; n < 4; ++n)
+        peers.push_back(std::make_unique<Peer>(&loop, hub->port(), secret, n));
+    ASSERT_TRUE(runUntil(&loop, [&] {
+        return std::all_of(peers.begin(), peers.end(), [](auto &p) { return p->ready; });
+    }));
+    auto relayed = [](Peer &p) -> std::optional<TreeRelayMsg> {
+        for (auto &f : p.frames)
+            if (f.type == MessageType::TreeRelay)
+                return decodeTreeRelay(f.payload);
+        return std::nullopt;
+    };
+    peers[3]->conn->send(MessageType::TreeRelay, encode(TreeRelayMsg{1, "up"}));
+    ASSERT_TRUE(runUntil(&loop, [&] { return relayed(*peers[1]).has_value(); }));
+    EXPECT_EQ(relayed(*peers[1])->node, 3u);
+    EXPECT_EQ(relayed(*peers[1])->payload, "up");
+    peers[1]->conn->send(MessageType::TreeRelay, encode(TreeRelayMsg{3, "down"}));
+    ASSERT_TRUE(runUntil(&loop, [&] { return relayed(*peers[3]).has_value(); }));
+    EXPECT_EQ(relayed(*peers[3])->node, 1u);
+    EXPECT_EQ(relayed(*peers[3])->payload, "down");
+    peers[2]->conn->send(MessageType::TreeRelay, encode(TreeRelayMsg{3, "not mine"}));
+    EXPECT_TRUE(failedWith("lost the stepmap server of node index 2: malformed fence tree relay"));
+}
+
+// A server that does not read what srun sends it cannot make srun hold
+// more for it than the budget (here others send it direct-modex answers).
+TEST_F(HubLimits, AServerThatDoesNotReadIsCut) {
+    auto s = settings();
+    s.maxQueuedBytesPerServer = 1u << 20;
+    start({0, 1}, 2, s);
+    Peer a(&loop, hub->port(), secret, 0);
+    ASSERT_TRUE(runUntil(&loop, [&] { return a.ready; }));
+    // Node 1's server by hand: its Hello, then it never reads again.
+    int fd = rawConnect(hub->port());
+    ASSERT_GE(fd, 0);
+    FrameChannel channel(secret, FrameChannel::Role::Server);
+    char buf[256];
+    while (channel.takeFrames().empty()) {
+        const ssize_t n = recv(fd, buf, sizeof buf, 0);
+        ASSERT_GT(n, 0);
+        ASSERT_TRUE(channel.feed(buf, static_cast<std::size_t>(n)));
+    }
+    const auto hello = channel.makeHello(1);
+    ASSERT_EQ(send(fd, hello.data(), hello.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(hello.size()));
+    const std::string big(4u << 20, 'd');
+    for (int i = 0; i < 16; ++i)
+        a.conn->send(MessageType::DmodexResponse, encode(DmodexResponseMsg{1, 1, 0, big}));
+    EXPECT_TRUE(runUntil(&loop, [&] {
+        std::lock_guard lock(mutex);
+        return !failures.empty();
+    }));
+    auto why = failed();
+    ASSERT_FALSE(why.empty());
+    EXPECT_EQ(why[0].rfind("lost the stepmap server of node index 1: it does not read what srun "
+                           "sends it (",
+                           0),
+              0u)
+        << why[0];
+    close(fd);
 }

@@ -1,5 +1,6 @@
 #include "rendezvous_hub.hpp"
 
+#include "handshake_gate.hpp"
 #include "timeline/step_timeline.hpp"
 #include "tree_shape.hpp"
 
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -62,16 +64,12 @@ struct RendezvousHub::State {
         uvnet::FrameConnection::Ptr conn;
         PeerState state = PeerState::Unauthenticated;
         std::uint32_t node = 0;
-        std::chrono::steady_clock::time_point since; // when it arrived
-        std::string source;                          // from which address
     };
     // Every connection, owned here until it is closed.
     std::map<uvnet::FrameConnection *, Peer> peers;
     std::map<std::uint32_t, uvnet::FrameConnection *> servers; // the joined ones, by node
-    std::size_t maxUnauthenticated = 64;
-    // Peers in PeerState::Unauthenticated, counted so that admitting one
-    // costs no walk over every connection.
-    std::size_t unauthenticated = 0;
+    // Who may wait in PeerState::Unauthenticated, and who gives way.
+    std::unique_ptr<HandshakeGate> gate;
     // At the end, connections that do not take their last frames in time
     // are cut, so a vanished node cannot keep srun from exiting.
     uvnet::UvHandlePtr<uv_timer_t> closeDeadline;
@@ -81,12 +79,20 @@ struct RendezvousHub::State {
         std::map<std::uint32_t, std::string> data;
     };
     std::map<std::string, Fence> fences;
+    // What each server holds in fences not yet complete (Settings' caps).
+    struct FenceLoad {
+        std::size_t fences = 0;
+        std::size_t bytes = 0;
+    };
+    std::map<std::uint32_t, FenceLoad> fenceLoad;
     // The fence tree: where each server with children takes them.
     std::uint32_t fanOut = 0;
     std::map<std::uint32_t, std::pair<std::string, std::uint32_t>> treeListeners;
-    // Direct-modex requests for nodes whose server has not connected yet;
-    // sent on as soon as it does (each requester has its own deadline).
-    std::map<std::uint32_t, std::vector<std::string>> waitingForServer;
+    // Direct-modex requests for nodes whose server has not connected yet,
+    // with the node that asked; sent on as soon as it does (each requester
+    // has its own deadline). How many each server has waiting.
+    std::map<std::uint32_t, std::vector<std::pair<std::uint32_t, std::string>>> waitingForServer;
+    std::map<std::uint32_t, std::size_t> waitingFrom;
     // The profile rendezvous: each server's say on its own entry; the
     // verdict goes out once every server has said it, or a while after the
     // first did (a server that never says, an older one or one that got no
@@ -100,9 +106,6 @@ struct RendezvousHub::State {
     void startTimers();
     void runLoop();
     void admit(uv_stream_t *server);
-    // Makes room for a new unauthenticated peer from source; false if none can go.
-    bool evictForNewcomer(const std::string &source);
-    void closeStalePeers();
     std::vector<uvnet::FrameConnection *> peersIn(PeerState state) const;
     void onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
     void onClosed(uvnet::FrameConnection &c, const std::string &why);
@@ -110,6 +113,7 @@ struct RendezvousHub::State {
     void handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f);
     void onFence(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onTreeListen(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onTreeRelay(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     // Tells child where its tree parent listens, once both are known.
     void sendTreeParent(std::uint32_t child);
     void onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
@@ -158,53 +162,29 @@ void RendezvousHub::State::admit(uv_stream_t *server) {
     };
     cb.onClosed = [this](uvnet::FrameConnection &c, const std::string &why) { onClosed(c, why); };
     auto c = uvnet::FrameConnection::accept(server, secret, cb);
-    if (!c || c->closing())
-        return;
-    std::string source = peerAddress(*c);
-    if (unauthenticated >= maxUnauthenticated && !evictForNewcomer(source))
+    if (!c || c->closing() || !gate->admit(*c))
         return; // c goes: closed quietly
     auto *raw = c.get();
-    peers.emplace(raw, Peer{std::move(c), PeerState::Unauthenticated, 0,
-                            std::chrono::steady_clock::now(), std::move(source)});
-    ++unauthenticated;
-}
-
-bool RendezvousHub::State::evictForNewcomer(const std::string &source) {
-    // Make room at the expense of the address holding the most
-    // unauthenticated connections (its oldest goes): a flood from one host
-    // evicts its own connections, not the servers of other nodes.
-    const auto waiting = peersIn(PeerState::Unauthenticated);
-    std::map<std::string, std::size_t> perSource;
-    for (auto *c : waiting)
-        ++perSource[peers[c].source];
-    perSource[source] += 1;
-    std::string busiest = source;
-    for (auto &[addr, n] : perSource)
-        if (n > perSource[busiest])
-            busiest = addr;
-    uvnet::FrameConnection *victim = nullptr;
-    for (auto *c : waiting)
-        if (peers[c].source == busiest && (!victim || peers[c].since < peers[victim].since))
-            victim = c;
-    if (!victim)
-        return false;
-    victim->close("too many unauthenticated connections");
-    return true;
-}
-
-void RendezvousHub::State::closeStalePeers() {
-    const auto limit =
-        std::chrono::steady_clock::now() - std::chrono::milliseconds(settings.handshakeDeadlineMs);
-    for (auto *c : peersIn(PeerState::Unauthenticated))
-        if (peers[c].since < limit)
-            c->close("no authentication in time");
+    peers.emplace(raw, Peer{std::move(c), PeerState::Unauthenticated, 0});
 }
 
 void RendezvousHub::State::sendTo(std::uint32_t node, MessageType type,
                                   const std::string &payload) {
     auto it = servers.find(node);
-    if (it != servers.end())
-        it->second->send(type, payload);
+    if (it == servers.end())
+        return;
+    // A server must read what srun sends it: what it leaves unread is
+    // srun's memory, and others (its fence partners, those it asks for
+    // data) decide how much.
+    auto *c = it->second;
+    const auto queued =
+        uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t *>(c->tcp()));
+    if (queued > settings.maxQueuedBytesPerServer) {
+        c->close("it does not read what srun sends it (" + std::to_string(queued) +
+                 " bytes queued)");
+        return;
+    }
+    c->send(type, payload);
 }
 
 void RendezvousHub::State::fail(const std::string &why) {
@@ -237,13 +217,13 @@ void RendezvousHub::State::onFrames(uvnet::FrameConnection &c, std::vector<wire:
 
 void RendezvousHub::State::join(Peer &peer) {
     auto &c = *peer.conn;
+    gate->leave(c);
     std::uint32_t node = c.channel().peerNode();
     if (!serverNodes.count(node) || servers.count(node)) {
         c.close("unexpected or duplicate server for node " + std::to_string(node));
         return;
     }
     peer.state = PeerState::Joined;
-    --unauthenticated;
     peer.node = node;
     servers[node] = &c;
     everConnected.insert(node);
@@ -253,8 +233,10 @@ void RendezvousHub::State::join(Peer &peer) {
     if (events.onJoined)
         events.onJoined(node);
     if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
-        for (auto &payload : w->second)
+        for (auto &[origin, payload] : w->second) {
+            --waitingFrom[origin];
             c.send(MessageType::DmodexRequest, payload);
+        }
         waitingForServer.erase(w);
     }
 }
@@ -269,6 +251,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
         return;
     case MessageType::TreeListen:
         onTreeListen(node, c, f);
+        return;
+    case MessageType::TreeRelay:
+        onTreeRelay(node, c, f);
         return;
     case MessageType::DmodexResponse: {
         auto m = wire::decodeDmodexResponse(f.payload);
@@ -330,27 +315,62 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
 void RendezvousHub::State::onFence(std::uint32_t node, uvnet::FrameConnection &c,
                                    const wire::Frame &f) {
     auto m = wire::decodeFence(f.payload);
-    if (!m || m->nodes.empty()) {
+    if (!m) {
         c.close("malformed fence");
         return;
     }
-    auto &fence = fences[m->fenceId];
-    if (fence.expected.empty())
-        fence.expected.insert(m->nodes.begin(), m->nodes.end());
-    if (!fence.expected.count(node) || fence.data.count(node)) {
-        c.close("node " + std::to_string(node) + " is not a participant of fence " + m->fenceId);
+    const std::string fenceText = "fence " + m->fenceId;
+    // Only the step's servers, each once, in order, the sender among them:
+    // a fence naming any other node would never complete.
+    const bool steps = !m->nodes.empty() &&
+                       std::adjacent_find(m->nodes.begin(), m->nodes.end(),
+                                          std::greater_equal<>()) == m->nodes.end() &&
+                       std::all_of(m->nodes.begin(), m->nodes.end(),
+                                   [this](std::uint32_t n) { return serverNodes.count(n) > 0; }) &&
+                       std::binary_search(m->nodes.begin(), m->nodes.end(), node);
+    if (!steps) {
+        c.close(fenceText + " names nodes that are not the step's servers, or not in order");
         return;
     }
+    auto it = fences.find(m->fenceId);
+    if (it != fences.end() && !std::equal(it->second.expected.begin(), it->second.expected.end(),
+                                          m->nodes.begin(), m->nodes.end())) {
+        c.close(fenceText + " names other nodes than the servers that opened it");
+        return;
+    }
+    if (it != fences.end() && it->second.data.count(node)) {
+        c.close("node " + std::to_string(node) + " is in " + fenceText + " twice");
+        return;
+    }
+    FenceLoad &load = fenceLoad[node];
+    if (load.fences >= settings.maxOpenFencesPerServer ||
+        m->data.size() > settings.maxFenceBytesPerServer - load.bytes) {
+        c.close("more than " + std::to_string(settings.maxOpenFencesPerServer) + " fences or " +
+                std::to_string(settings.maxFenceBytesPerServer) +
+                " bytes of fences open that the other servers have not completed");
+        return;
+    }
+    if (it == fences.end()) {
+        it = fences.emplace(m->fenceId, Fence{}).first;
+        it->second.expected.insert(m->nodes.begin(), m->nodes.end());
+    }
+    Fence &fence = it->second;
+    ++load.fences;
+    load.bytes += m->data.size();
     fence.data[node] = std::move(m->data);
     if (fence.data.size() < fence.expected.size())
         return;
     std::string all;
-    for (auto &[n, bytes] : fence.data)
+    for (auto &[n, bytes] : fence.data) {
+        fenceLoad[n].fences -= 1;
+        fenceLoad[n].bytes -= bytes.size();
         all += bytes;
+    }
+    const std::set<std::uint32_t> to = std::move(fence.expected);
+    fences.erase(it);
     std::string payload = wire::encode(wire::FenceDoneMsg{m->fenceId, 0, std::move(all)});
-    for (auto n : fence.expected)
+    for (auto n : to)
         sendTo(n, MessageType::FenceDone, payload);
-    fences.erase(m->fenceId);
 }
 
 void RendezvousHub::State::onTreeListen(std::uint32_t node, uvnet::FrameConnection &c,
@@ -364,6 +384,23 @@ void RendezvousHub::State::onTreeListen(std::uint32_t node, uvnet::FrameConnecti
     treeListeners[node] = {peerAddress(c), m->port};
     for (auto child : shape.childrenOf(node))
         sendTreeParent(child);
+}
+
+void RendezvousHub::State::onTreeRelay(std::uint32_t node, uvnet::FrameConnection &c,
+                                       const wire::Frame &f) {
+    // Only between tree neighbours: a child and its parent, either way.
+    auto m = wire::decodeTreeRelay(f.payload);
+    const auto count = static_cast<std::uint32_t>(serverNodes.size());
+    const TreeShape shape(count, std::max<std::uint32_t>(fanOut, 1));
+    const bool neighbours = m && fanOut > 0 && m->node < count && m->node != node &&
+                            ((node != 0 && m->node == shape.parentOf(node)) ||
+                             (m->node != 0 && shape.parentOf(m->node) == node));
+    if (!neighbours) {
+        c.close("malformed fence tree relay");
+        return;
+    }
+    sendTo(m->node, MessageType::TreeRelay,
+           wire::encode(wire::TreeRelayMsg{node, std::move(m->payload)}));
 }
 
 void RendezvousHub::State::sendTreeParent(std::uint32_t child) {
@@ -385,7 +422,13 @@ void RendezvousHub::State::onDmodexRequest(std::uint32_t node, uvnet::FrameConne
     }
     std::uint32_t owner = nodeOfRank[m->rank];
     if (!servers.count(owner)) {
-        waitingForServer[owner].push_back(f.payload);
+        if (waitingFrom[node] >= settings.maxWaitingRequestsPerServer) {
+            c.close("more than " + std::to_string(settings.maxWaitingRequestsPerServer) +
+                    " direct-modex requests waiting for servers that have not joined");
+            return;
+        }
+        ++waitingFrom[node];
+        waitingForServer[owner].emplace_back(node, f.payload);
         return;
     }
     sendTo(owner, MessageType::DmodexRequest, f.payload);
@@ -462,8 +505,7 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
     // An unauthenticated peer or one that left goes quietly; the loss of a
     // joined server ends the step.
     const bool lost = it->second.state == PeerState::Joined;
-    if (it->second.state == PeerState::Unauthenticated)
-        --unauthenticated;
+    gate->leave(c);
     const std::uint32_t node = it->second.node;
     peers.erase(it); // the connection's memory goes once libuv is done with it
     if (stopping && peers.empty())
@@ -667,8 +709,8 @@ void RendezvousHub::State::startTimers() {
     sweep->data = this;
     const auto sweepMs = static_cast<std::uint64_t>(std::max(50, settings.handshakeDeadlineMs / 4));
     uv_timer_start(
-        sweep.get(), [](uv_timer_t *t) { static_cast<State *>(t->data)->closeStalePeers(); },
-        sweepMs, sweepMs);
+        sweep.get(), [](uv_timer_t *t) { static_cast<State *>(t->data)->gate->sweep(); }, sweepMs,
+        sweepMs);
 }
 
 void RendezvousHub::State::runLoop() {
@@ -693,7 +735,14 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
     const bool everyNode = st->serverNodes.size() == nodeCount && nodeCount > 1;
     st->fanOut = everyNode ? settings.fenceFanOut : 0;
     // Room for every server to be mid-handshake at once, several times over.
-    st->maxUnauthenticated = std::max(settings.maxUnauthenticated, 4 * st->serverNodes.size());
+    HandshakeGate::Settings gs;
+    gs.maxWaiting = std::max(settings.maxUnauthenticated, 4 * st->serverNodes.size());
+    gs.deadlineMs = settings.handshakeDeadlineMs;
+    // Another user's process on srun's host is no server of this step,
+    // unless srun runs as root (then the servers run as someone else).
+    gs.user = getuid() == 0 ? std::nullopt : std::optional<uid_t>(getuid());
+    gs.where = "srun's rendezvous";
+    st->gate = std::make_unique<HandshakeGate>(std::move(gs));
 
     uv_loop_init(&st->loop);
     if (!st->listen(error)) {

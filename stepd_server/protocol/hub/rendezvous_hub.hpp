@@ -4,10 +4,13 @@
 // thread and libuv loop. Every node server connects to it (the address and
 // the per-step secret travel in the job environment) and authenticates; the
 // hub then completes fences across nodes, routes direct-modex requests to
-// the node that owns the rank, and reports aborts and lost servers.
+// the node that owns the rank, relays fence tree messages between a child
+// and a parent that could not link directly, and reports aborts and lost
+// servers.
 
 #include "timeline/exchange_counters.hpp"
 #include "timeline/step_timeline.hpp"
+#include "wire/message.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -54,11 +57,22 @@ public:
         // srun) is a failure: nobody else would notice it.
         int connectDeadlineSec = 30;
         // Before authentication a peer may send only its Hello, within this
-        // time, and only so many peers may be in that state: the oldest
-        // gives way to a new one, so idle connections cannot lock the real
-        // servers out.
+        // time, and only so many peers may be in that state (at least four
+        // per server): another local user's connection is refused, and the
+        // oldest of the address holding the most gives way to a newcomer,
+        // so idle connections cannot lock the real servers out
+        // (hub/handshake_gate.hpp).
         int handshakeDeadlineMs = 5000;
         std::size_t maxUnauthenticated = 64;
+        // What one server may hold in srun: fences it opened that the
+        // others have not completed and their bytes, direct-modex requests
+        // waiting for a server that has not joined, and bytes queued for
+        // it that it does not read. A server beyond any of them has its
+        // link ended (srun ends the step, naming it).
+        std::size_t maxOpenFencesPerServer = 64;
+        std::size_t maxFenceBytesPerServer = 2 * std::size_t{wire::kMaxFrameSize};
+        std::size_t maxWaitingRequestsPerServer = 4096;
+        std::size_t maxQueuedBytesPerServer = 4 * std::size_t{wire::kMaxFrameSize};
         // Fences of every node run over a tree of node servers with this
         // fan-out (hub/fence_tree.hpp); 0: all fences through the hub.
         std::uint32_t fenceFanOut = 16;

@@ -558,3 +558,103 @@ TEST_F(HubLinkTest, ARequestForAnotherNodesRankEndsTheLink) {
     fake.conn.reset();
     listener.reset();
 }
+
+// A node whose fence tree parent cannot be joined (here node 0 tells the
+// hub a port nobody listens on) sends its parts through srun's hub, which
+// hands them to the parent and its results back: the fences complete. (The
+// server used to stop, and srun to end the step.) Node 0 is the test's own.
+TEST_F(HubLinkTest, ANodeThatCannotJoinItsTreeParentFencesThroughTheHub) {
+    startHub({0, 1, 2}, 3, 2); // 0; 1 2
+    struct FakeRoot {
+        std::string secret;
+        int port;
+        std::map<std::uint32_t, wire::TreeUpMsg> ups;
+        std::string closed;
+        uvnet::FrameConnection::Ptr conn;
+    } root{secret_, 0, {}, {}, nullptr};
+    {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&a), len), 0);
+        getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
+        root.port = ntohs(a.sin_port);
+        close(fd);
+    }
+    uvnet::FrameConnection::Callbacks cb;
+    cb.onFrames = [&root](uvnet::FrameConnection &c, std::vector<wire::Frame> &frames) {
+        for (auto &f : frames)
+            if (f.type == wire::MessageType::Challenge) {
+                c.send(c.channel().makeHello(0));
+            } else if (f.type == wire::MessageType::Welcome) {
+                c.send(wire::MessageType::TreeListen,
+                       wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(root.port)}));
+            } else if (f.type == wire::MessageType::TreeRelay) {
+                auto m = wire::decodeTreeRelay(f.payload);
+                auto up = m ? wire::decodeTreeUp(m->payload) : std::nullopt;
+                if (up)
+                    root.ups[m->node] = *up;
+            }
+    };
+    cb.onClosed = [&root](uvnet::FrameConnection &, const std::string &why) { root.closed = why; };
+    root.conn = uvnet::FrameConnection::connect(&loop_, "127.0.0.1", hub_->port(), secret_, cb);
+
+    std::vector<FakeHost> hosts(3);
+    for (std::uint32_t n : {1, 2}) {
+        auto s = settings(n, hub_->port());
+        s.treeJoinRetryMs = 500;
+        hosts[n].node = n;
+        hosts[n].nodeOfRank = nodeOfRank_;
+        links_.push_back(std::make_unique<hub::HubLink>(
+            &loop_, s, hosts[n], [this, n](const std::string &why) { lost_[n] = why; }));
+        links_.back()->connect();
+    }
+    std::vector<Outcome> out(3);
+    links_[0]->fence({0, 1, 2}, true, "N1", out[1].reply());
+    links_[1]->fence({0, 1, 2}, true, "N2", out[2].reply());
+    ASSERT_TRUE(runUntil([&] { return root.ups.size() == 2; }));
+    // The root's part: every node's data in node order, down through the hub.
+    std::string all = "N0";
+    for (std::uint32_t n : {1, 2}) {
+        auto records = wire::decodeRecords(root.ups[n].records, 1, 3);
+        ASSERT_TRUE(records);
+        all += (*records)[0].data;
+    }
+    for (std::uint32_t n : {1, 2})
+        root.conn->send(wire::MessageType::TreeRelay,
+                        wire::encode(wire::TreeRelayMsg{
+                            n, wire::encode(wire::TreeDownMsg{root.ups[n].sequence, 0, all})}));
+    ASSERT_TRUE(runUntil([&] { return out[1].status && out[2].status; }));
+    for (std::uint32_t n : {1, 2}) {
+        EXPECT_EQ(*out[n].status, 0);
+        EXPECT_EQ(out[n].data, "N0N1N2");
+        EXPECT_TRUE(std::any_of(hosts[n].lines.begin(), hosts[n].lines.end(), [](auto &l) {
+            return l.rfind("could not join the fence tree parent node index 0 within 500 ms", 0) ==
+                   0;
+        }));
+    }
+    EXPECT_TRUE(lost_.empty());
+    EXPECT_EQ(root.closed, "");
+    // A relay to a node that is no tree neighbour ends the sender's link.
+    root.conn->send(wire::MessageType::TreeRelay, wire::encode(wire::TreeRelayMsg{0, "x"}));
+    ASSERT_TRUE(runUntil([&] { return !root.closed.empty(); }));
+    links_.clear();
+    root.conn.reset();
+}
+
+// A tree parent tells the hub where it takes its children; the log says too.
+TEST_F(HubLinkTest, ATreeParentLogsWhereItTakesItsChildren) {
+    startHub({0, 1}, 2, 2);
+    FakeHost h0, h1;
+    link(0, h0).connect();
+    link(1, h1).connect();
+    Outcome f0, f1;
+    links_[0]->fence({0, 1}, false, "", f0.reply());
+    links_[1]->fence({0, 1}, false, "", f1.reply());
+    ASSERT_TRUE(runUntil([&] { return f0.status && f1.status; }));
+    EXPECT_TRUE(std::any_of(h0.lines.begin(), h0.lines.end(), [](auto &l) {
+        return l.rfind("taking its fence tree children on port ", 0) == 0;
+    }));
+}
