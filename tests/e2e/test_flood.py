@@ -1,0 +1,165 @@
+"""End-to-end: another user of the nodes floods the fence-tree listeners of
+a running step's servers with idle connections. On this cluster every node
+is 127.0.0.1, as on a shared node every user connects from the node's own
+address, so only the peer's uid tells the attacker from the step's servers.
+It used to push the children out (the oldest unauthenticated connection
+went first) until srun ended the step; now each such connection is refused
+at once, and the server logs whom it refused."""
+
+import glob
+import os
+import re
+import subprocess
+import tempfile
+import time
+import unittest
+
+import cluster
+from cluster import MPI_HELLO, StepTestCase, hello_ranks, require_root
+from test_security import OTHER_USER, ensure_other_user, user_id
+
+# More than a tree parent lets wait (4 per child + 8) at the default
+# fan-out of 16, per listener, kept up: a closed one is opened again.
+FLOOD_PER_PORT = 4 * 16 + 8 + 8
+
+# The other user's flooder: reads ports on stdin, one a line, and keeps
+# FLOOD_PER_PORT idle connections open to each until stdin closes; then
+# prints how many it made and how many the servers closed.
+FLOODER = r"""
+import os, socket, sys, time
+per_port = int(sys.argv[1])
+until = time.time() + float(sys.argv[2])
+os.set_blocking(0, False)
+conns, made, closed, pending = {}, 0, 0, b""
+
+def gone(s):
+    try:
+        while True:
+            if s.recv(4096) == b"":
+                return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+while time.time() < until:
+    try:
+        chunk = os.read(0, 4096)
+        if chunk == b"":
+            break
+        pending += chunk
+    except BlockingIOError:
+        pass
+    while b"\n" in pending:
+        line, pending = pending.split(b"\n", 1)
+        conns.setdefault(int(line), [])
+    for port, live in conns.items():
+        kept = []
+        for s in live:
+            if gone(s):
+                closed += 1
+                s.close()
+            else:
+                kept.append(s)
+        while len(kept) < per_port:
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=1)
+            except OSError:
+                break
+            s.setblocking(False)
+            made += 1
+            kept.append(s)
+        conns[port] = kept
+    time.sleep(0.002)
+print(f"made {made} closed {closed}", flush=True)
+"""
+
+TREE_PORT = re.compile(r"taking its fence tree children on port (\d+)")
+
+
+def tree_ports(paths):
+    """The fence-tree listener ports the server logs at paths announced."""
+    ports = set()
+    for path in paths:
+        try:
+            with open(path) as f:
+                ports.update(int(p) for p in TREE_PORT.findall(f.read()))
+        except OSError:
+            pass
+    return ports
+
+
+class FloodTest(StepTestCase):
+    def test_another_users_flood_of_the_tree_listeners_does_not_stop_the_step(self):
+        ensure_other_user()
+        other_uid = user_id(OTHER_USER)
+        command = ["srun", "-N", "4", "-n", "4", "--map-by", "node", "sh", "-c",
+                   f"sleep 4; exec {MPI_HELLO}"]
+
+        # Normal time: the same step without a flood.
+        started = time.monotonic()
+        baseline = cluster.srun(*command[1:], timeout=120)
+        normal = time.monotonic() - started
+        self.assertEqual(baseline.returncode, 0, baseline.stderr)
+        self.assertEqual(len(hello_ranks(baseline.stdout)), 4, baseline.stdout)
+
+        flooder = subprocess.Popen(
+            ["runuser", "-u", OTHER_USER, "--", "python3", "-c", FLOODER, str(FLOOD_PER_PORT),
+             "180"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/tmp")
+        env = dict(cluster.start_cluster())
+        env.update(cluster.OMPI_ENV)
+        cluster.wait_while_nodes_complete(env)
+        old_logs = set(glob.glob(os.path.join(cluster.LOG_DIR, "*.log")))
+        cmd = ["runuser", "-u", cluster.TEST_USER, "--", "env"]
+        cmd += [f"{k}={v}" for k, v in env.items()] + command
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            started = time.monotonic()
+            step = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, cwd="/tmp")
+            flooded = set()
+            try:
+                # Each listener is flooded as soon as its server says where
+                # it is, until the step ends.
+                while step.poll() is None and time.monotonic() - started < 120:
+                    new_logs = set(glob.glob(os.path.join(cluster.LOG_DIR, "*.log"))) - old_logs
+                    for port in tree_ports(new_logs) - flooded:
+                        flooder.stdin.write(f"{port}\n")
+                        flooder.stdin.flush()
+                        flooded.add(port)
+                    time.sleep(0.01)
+                step.wait(timeout=60)
+            finally:
+                if step.poll() is None:
+                    step.kill()
+                    step.wait()
+                flooder.stdin.close()
+                report = flooder.stdout.read()
+                flooder.wait(timeout=30)
+            took = time.monotonic() - started
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read(), err.read()
+
+        self.assertEqual(step.returncode, 0, stderr)
+        ranks = hello_ranks(stdout)
+        self.assertEqual(len(ranks), 4, stdout + stderr)
+        self.assertTrue(flooded, "no server said where it takes its fence tree children")
+        # Normal time: the children joined their parent, no retries, no detour.
+        self.assertLess(took, normal + 10, f"flooded {took:.1f} s, normal {normal:.1f} s")
+        m = re.search(r"made (\d+) closed (\d+)", report)
+        self.assertIsNotNone(m, report)
+        self.assertGreaterEqual(int(m.group(1)), FLOOD_PER_PORT, report)
+
+        logs = cluster.server_logs(ranks[0][2])
+        self.assertEqual(len(logs), 4, sorted(logs))
+        refused = re.compile(r"fence tree listener: refused 127\.0\.0\.1:\d+, a connection of "
+                             rf"uid {other_uid} on this host \(not the step's user\)")
+        self.assertTrue(any(refused.search(text) for text in logs.values()),
+                        "\n".join(f"{node}: {text}" for node, text in logs.items()))
+        for node, text in logs.items():
+            self.assertNotIn("could not join the fence tree parent", text, node)
+            self.assertNotIn("the fence tree no longer works", text, node)
+
+
+if __name__ == "__main__":
+    require_root()
+    unittest.main(verbosity=2)
