@@ -3,6 +3,7 @@
 #include "unique_fd.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,53 @@ std::string kindOf(mode_t mode) {
     return "not a plain file";
 }
 
+// A FIFO or pipe, opened non-blocking: read as its writer writes, to its
+// end (every writer gone) or the deadline. A FIFO nobody opens for writing
+// reads as nothing forever; it ends at the deadline.
+Expected<std::string> readPipeWithin(int fd, std::size_t maxBytes,
+                                     std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::string text;
+    char chunk[4096];
+    bool wrote = false;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd p{fd, POLLIN, 0};
+        const int ready = left.count() > 0 ? poll(&p, 1, static_cast<int>(left.count())) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0)
+            return systemError(errno);
+        if (ready == 0) {
+            const double seconds = static_cast<double>(limit.count()) / 1000;
+            std::string within = std::to_string(seconds);
+            within.erase(within.find_last_not_of('0') + 1);
+            if (!within.empty() && within.back() == '.')
+                within.pop_back();
+            return UserError{std::string("it is a FIFO and ") +
+                             (wrote ? "its writer did not finish" : "nothing wrote to it") +
+                             " within " + within +
+                             " s; name a regular file, or a command's output as <(command)"};
+        }
+        const ssize_t got = read(fd, chunk, sizeof chunk);
+        if (got < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        if (got < 0)
+            return systemError(errno);
+        // End of file: every writer has closed its end. A FIFO that no
+        // writer ever opened polls as not ready instead (Linux), so an early
+        // 0 here is a real end.
+        if (got == 0)
+            return text;
+        wrote = true;
+        text.append(chunk, static_cast<std::size_t>(got));
+        if (text.size() > maxBytes)
+            return UserError{"it is larger than " + formatByteSize(maxBytes) +
+                             ", the most stepmap reads of a file"};
+    }
+}
+
 } // namespace
 
 std::string formatByteSize(std::size_t bytes) {
@@ -47,7 +95,8 @@ std::string formatByteSize(std::size_t bytes) {
     return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
 }
 
-Expected<std::string> readBoundedFile(const std::string &path, std::size_t maxBytes) {
+Expected<std::string> readBoundedFile(const std::string &path, std::size_t maxBytes,
+                                      std::chrono::milliseconds pipeDeadline) {
     int fd = -1;
     do {
         // O_NONBLOCK: opening a FIFO without a writer (or a tty, a modem)
@@ -60,12 +109,14 @@ Expected<std::string> readBoundedFile(const std::string &path, std::size_t maxBy
     struct stat status {};
     if (fstat(file.get(), &status) != 0)
         return systemError(errno);
-    // Regular files only: what else reads as a file may never end or never
-    // begin (a FIFO nobody writes to). O_NONBLOCK changes nothing for them.
+    if (S_ISFIFO(status.st_mode))
+        return readPipeWithin(file.get(), maxBytes, pipeDeadline);
+    // Regular files otherwise: a device may never end. O_NONBLOCK changes
+    // nothing for a regular file.
     if (!S_ISREG(status.st_mode))
         return UserError{"it is " + kindOf(status.st_mode) +
-                         ", not a regular file; stepmap reads only regular files (to use a "
-                         "command's output, write it to a file and name that file)"};
+                         ", not a regular file; name a regular file, or a command's output as "
+                         "<(command)"};
     return readBoundedDescriptor(file.get(), maxBytes);
 }
 

@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 
 from cli_checks import check, failures
 
@@ -201,13 +202,25 @@ OUT
             nodes + ["--topology", huge, "--map-by", "core"],
             "is larger than 64 MiB, the most stepmap reads of a file", 2, timeout=20)
 
-    # Only regular files are read: a device may never end, and a FIFO
-    # (what --hostfile <(cmd) gives) without a writer would hang open().
-    # Each is refused at once, naming the file and what to give instead.
-    not_regular = (", not a regular file; stepmap reads only regular files (to use a "
-                   "command's output, write it to a file and name that file)")
+    # A FIFO (what --hostfile <(cmd) gives) is read to its writer's end.
     fifo = os.path.join(tmp, "fifo")
     os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "w") as f:
+            f.write("n2 slots=1\n")
+    writer = threading.Thread(target=feed)
+    writer.start()
+    ranks, res = ranks_json(nodes + ["--hostfile", fifo, "--output", "json"])
+    writer.join()
+    check("--hostfile FIFO", ranks is not None and [r["node"] for r in ranks] == ["n2"],
+          res.stdout + res.stderr)
+    # A FIFO nobody writes to is refused at its deadline (open() of it used
+    # to wait for a writer forever); a device, which may never end, and a
+    # directory at once; each naming the file and what to give instead.
+    not_regular = ", not a regular file; name a regular file, or a command's output as <(command)"
+    no_writer = ("it is a FIFO and nothing wrote to it within 5 s; name a regular file, or a "
+                 "command's output as <(command)")
     for option, args, message in [
             ("--hostfile /dev/zero", nodes + ["--hostfile", "/dev/zero"],
              "cannot read --hostfile '/dev/zero': it is a character device" + not_regular),
@@ -219,12 +232,12 @@ OUT
              "--topology '/dev/zero': cannot read the file: it is a character device" +
              not_regular),
             ("--hostfile FIFO without a writer", nodes + ["--hostfile", fifo],
-             f"cannot read --hostfile '{fifo}': it is a FIFO" + not_regular),
+             f"cannot read --hostfile '{fifo}': " + no_writer),
             ("rankfile FIFO without a writer", nodes + ["--map-by", f"rankfile:FILE={fifo}"],
-             "it is a FIFO" + not_regular),
+             no_writer),
             ("--hostfile directory", nodes + ["--hostfile", tmp],
              f"cannot read --hostfile '{tmp}': it is a directory" + not_regular)]:
-        refused(option + " is refused", args, message, 2, timeout=10)
+        refused(option + " is refused", args, message, 2, timeout=20)
 
     # Work that would take minutes or gigabytes is refused before it starts.
     refused("--synthetic larger than a node",

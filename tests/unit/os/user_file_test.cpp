@@ -1,4 +1,5 @@
-// readBoundedFile: whole regular files, never more than the limit; FIFOs,
+// readBoundedFile: whole regular files, never more than the limit; FIFOs
+// and pipes (`<(cmd)`) read to their writer's end within a deadline;
 // devices and directories refused at once, never waited on.
 
 #include "user_file.hpp"
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -49,15 +51,16 @@ protected:
 // readBoundedFile(path) in a child, killed after `seconds`: a read that
 // blocks shows as nullopt (a failed test), not as a test that never ends.
 // Else "ok" or the error's message.
-std::optional<std::string> readWithin(const std::string &path, int seconds) {
+std::optional<std::string> readWithin(const std::string &path, int seconds,
+                                      std::chrono::milliseconds pipeDeadline = kPipeDeadline) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
         return "pipe: " + std::string(std::strerror(errno));
     const pid_t child = fork();
     if (child == 0) {
         close(fds[0]);
-        const auto text = readBoundedFile(path);
-        const std::string said = text ? std::string("ok") : text.error().message;
+        const auto text = readBoundedFile(path, kMaxUserFileBytes, pipeDeadline);
+        const std::string said = text ? "ok: " + *text : text.error().message;
         const ssize_t put = write(fds[1], said.data(), said.size());
         _exit(put == static_cast<ssize_t>(said.size()) ? 0 : 1);
     }
@@ -76,8 +79,8 @@ std::optional<std::string> readWithin(const std::string &path, int seconds) {
     return said;
 }
 
-const std::string kNotRegular = ", not a regular file; stepmap reads only regular files (to use a "
-                                "command's output, write it to a file and name that file)";
+const std::string kNotRegular =
+    ", not a regular file; name a regular file, or a command's output as <(command)";
 
 TEST_F(ReadBoundedFile, ReadsAWholeFileUpToTheLimit) {
     const std::string text = "n1 slots=2\nn2\n" + std::string(200000, '#');
@@ -100,19 +103,19 @@ TEST_F(ReadBoundedFile, RefusesMoreThanTheLimit) {
 
 // The hang this guards against: open() of a FIFO without a writer waits
 // for one, so `--hostfile FIFO` (or a host file another user replaced with
-// one) would stop srun for good.
-TEST_F(ReadBoundedFile, RefusesAFifoWithoutAWriterAtOnce) {
+// one) would stop srun for good. Now it waits for the deadline only.
+TEST_F(ReadBoundedFile, AFifoWithoutAWriterIsRefusedAtTheDeadline) {
     const std::string path = dir_ + "/fifo";
     ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
     made_.push_back(path);
-    const auto said = readWithin(path, 5);
+    const auto said = readWithin(path, 5, std::chrono::milliseconds(300));
     ASSERT_TRUE(said) << "readBoundedFile still waited for a writer after 5 s";
-    EXPECT_EQ(*said, "it is a FIFO" + kNotRegular);
+    EXPECT_EQ(*said, "it is a FIFO and nothing wrote to it within 0.3 s; name a regular file, or a "
+                     "command's output as <(command)");
 }
 
-// With a writer, a FIFO would read; it is still refused, so that whether
-// srun hangs does not depend on who writes when.
-TEST_F(ReadBoundedFile, RefusesAFifoWithAWriter) {
+// A writer that opens, writes and never closes: refused at the deadline too.
+TEST_F(ReadBoundedFile, AFifoWhoseWriterNeverFinishesIsRefusedAtTheDeadline) {
     const std::string path = dir_ + "/fifo";
     ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
     made_.push_back(path);
@@ -120,19 +123,50 @@ TEST_F(ReadBoundedFile, RefusesAFifoWithAWriter) {
     const int held = open(path.c_str(), O_RDWR | O_CLOEXEC);
     ASSERT_GE(held, 0);
     ASSERT_EQ(::write(held, "n1\n", 3), 3);
-    EXPECT_EQ(readBoundedFile(path).error().message, "it is a FIFO" + kNotRegular);
+    const auto said = readWithin(path, 5, std::chrono::milliseconds(300));
     close(held);
+    ASSERT_TRUE(said) << "readBoundedFile still waited for the writer after 5 s";
+    EXPECT_EQ(*said, "it is a FIFO and its writer did not finish within 0.3 s; name a regular "
+                     "file, or a command's output as <(command)");
+}
+
+// A FIFO whose writer comes, writes and goes, as a script would.
+TEST_F(ReadBoundedFile, ReadsAFifoToItsWritersEnd) {
+    const std::string path = dir_ + "/fifo";
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+    made_.push_back(path);
+    std::thread writer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::ofstream(path) << "n1 slots=2\nn2\n";
+    });
+    const auto text = readBoundedFile(path);
+    writer.join();
+    ASSERT_TRUE(text) << text.error().message;
+    EXPECT_EQ(*text, "n1 slots=2\nn2\n");
 }
 
 // A pipe, as `--hostfile <(cmd)` names it (/dev/fd/N).
-TEST_F(ReadBoundedFile, RefusesAPipe) {
+TEST_F(ReadBoundedFile, ReadsAPipeAsProcessSubstitutionGivesIt) {
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
     ASSERT_EQ(::write(fds[1], "n1\n", 3), 3);
-    EXPECT_EQ(readBoundedFile("/dev/fd/" + std::to_string(fds[0])).error().message,
-              "it is a FIFO" + kNotRegular);
+    close(fds[1]);
+    const auto text = readBoundedFile("/dev/fd/" + std::to_string(fds[0]));
+    close(fds[0]);
+    ASSERT_TRUE(text) << text.error().message;
+    EXPECT_EQ(*text, "n1\n");
+}
+
+// A pipe past the bound stops at it, without waiting for the writer's end.
+TEST_F(ReadBoundedFile, APipePastTheLimitIsRefused) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    ASSERT_EQ(::write(fds[1], "123456", 6), 6);
+    const auto text = readBoundedFile("/dev/fd/" + std::to_string(fds[0]), 5);
     close(fds[0]);
     close(fds[1]);
+    ASSERT_FALSE(text);
+    EXPECT_EQ(text.error().message, "it is larger than 5 bytes, the most stepmap reads of a file");
 }
 
 TEST_F(ReadBoundedFile, RefusesDevicesAndDirectories) {
