@@ -184,19 +184,22 @@ class SpineTest(cluster.StepTestCase):
             os.unlink(conf)
 
     def test_endless_or_hostile_files_are_refused_at_once(self):
-        # Only regular files are read: /dev/zero would never end, and a FIFO
-        # without a writer would hang srun in open().
+        # /dev/zero would never end; a FIFO without a writer hung srun in
+        # open(): it is given 5 s to be written, then refused.
         fifo_dir = tempfile.mkdtemp(prefix="stepmap-test-", dir="/tmp")
         os.chmod(fifo_dir, 0o755)  # the test user runs srun
         fifo = os.path.join(fifo_dir, "hosts")
         os.mkfifo(fifo, 0o644)
         try:
-            for args, kind in ((["--hostfile", "/dev/zero"], "a character device"),
-                               (["--map-by", "seq:FILE=/dev/urandom"], "a character device"),
-                               (["--hostfile", fifo], "a FIFO")):
+            for args, said in ((["--hostfile", "/dev/zero"],
+                                "it is a character device, not a regular file"),
+                               (["--map-by", "seq:FILE=/dev/urandom"],
+                                "it is a character device, not a regular file"),
+                               (["--hostfile", fifo],
+                                "it is a FIFO and nothing wrote to it within 5 s")):
                 with self.subTest(args=args):
                     r = srun(*args, "-n", "1", MPI_HELLO, timeout=30)
-                    self.assertRefused(r, f"it is {kind}, not a regular file")
+                    self.assertRefused(r, said)
         finally:
             os.unlink(fifo)
             os.rmdir(fifo_dir)
