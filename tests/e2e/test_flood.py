@@ -155,9 +155,11 @@ class FloodTest(StepTestCase):
                              rf"uid {other_uid} on this host \(not the step's user\)")
         self.assertTrue(any(refused.search(text) for text in logs.values()),
                         "\n".join(f"{node}: {text}" for node, text in logs.items()))
+        # (A child may still log its parent's link lost at the end, when the
+        # parent's server stops first: that is the step ending, not the flood.)
         for node, text in logs.items():
             self.assertNotIn("could not join the fence tree parent", text, node)
-            self.assertNotIn("the fence tree no longer works", text, node)
+            self.assertNotIn("through srun's hub", text, node)
 
 
 if __name__ == "__main__":
