@@ -2,8 +2,13 @@
 # Installs what is missing, then configures and builds stepmap.
 #   contrib/build.sh [meson setup options]
 #       -> builds in $STEPMAP_BUILD_DIR (default: <repo>/build$STEPMAP_BUILD_SUFFIX)
-# Prints the build directory on stdout. The options apply when the build
+# Prints the build directory on stdout, and each step (installing packages,
+# configuring, building) on stderr. The options apply when the build
 # directory is first set up (e.g. -Dslurm_prefix=/opt/slurm-26.05.3).
+#   STEPMAP_BUILD_TARGETS="spank_plugin/stepmap.so ..." builds only these
+#       (ninja targets in the build directory) and what they need; unset or
+#       empty: everything, tests included;
+#   STEPMAP_BUILD_WHAT="the plugin ..." names them in the progress line.
 #
 # The local cluster's test user loads the plugin and runs the test programs
 # from the build tree, so the build tree must be reachable by other users;
@@ -33,8 +38,19 @@ for d in "$repo/.." "$repo/../.." /work; do
 	[ -d "$d/shared/slurm/headers" ] && { header_sets=$(cd "$d/shared/slurm/headers" && pwd); break; }
 done
 if [ ! -f "$build/build.ninja" ]; then
+	echo "build.sh: configuring $build (meson setup)..." >&2
 	meson setup "$build" "$repo" ${header_sets:+-Dslurm_header_sets="$header_sets"} "$@" >&2
 fi
-ninja -C "$build" >&2
+read -ra targets <<<"${STEPMAP_BUILD_TARGETS:-}"
+what="everything, tests included"
+[ ${#targets[@]} -eq 0 ] || what=${STEPMAP_BUILD_WHAT:-${targets[*]}}
+plan=$(ninja -C "$build" -n "${targets[@]}")
+steps=$(grep -c '^\[' <<<"$plan") || true
+if [ "$steps" -gt 0 ]; then
+	echo "build.sh: building $what ($steps build steps)..." >&2
+else
+	echo "build.sh: $what: up to date" >&2
+fi
+ninja -C "$build" "${targets[@]}" >&2
 chmod -R o+rX "$build"
 echo "$build"

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# The demo: installs what is missing, builds, starts a 4-node Slurm cluster on
-# this machine, and runs a real srun with stepmap's placement options and an
-# Open MPI program, showing the plan and where each rank ran.
+# The demo: installs what is missing, builds what it runs (the plugin, the
+# node server and an Open MPI program; the tests build with the test
+# command, contrib/run-tests.sh), starts a 4-node Slurm cluster on this
+# machine, and runs a real srun with stepmap's placement options and that
+# program, showing the plan and where each rank ran.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "demo.sh: run as root (it installs packages and starts a Slurm cluster)" >&2; exit 1; }
-build=$("$repo/contrib/build.sh")
-"$repo/contrib/cluster/start.sh" --plugin "$build/spank_plugin/stepmap.so" \
-	--plugin-args "server=$build/stepd_server/stepmap-stepd" >/dev/null
+# What the demo runs, as ninja targets: srun loads stepmap.so, which loads
+# stepmap_core.so next to it; the plugin starts stepmap-stepd on each node.
+plugin=spank_plugin/stepmap.so core=spank_plugin/stepmap_core.so
+server=stepd_server/stepmap-stepd hello=tests/e2e/mpi_hello
+build=$(STEPMAP_BUILD_TARGETS="$plugin $core $server $hello" \
+	STEPMAP_BUILD_WHAT="the plugin, the node server and the demo's MPI program" \
+	"$repo/contrib/build.sh")
+echo "demo.sh: starting the cluster (munge, slurmctld and 4 slurmd on this machine)..." >&2
+"$repo/contrib/cluster/start.sh" --plugin "$build/$plugin" \
+	--plugin-args "server=$build/$server" >/dev/null
 . "${STEPMAP_CLUSTER_DIR:-/tmp/stepmap-cluster}/env.sh"
-hello=$build/tests/e2e/mpi_hello
+hello=$build/$hello
 
 run() {
 	echo
