@@ -17,6 +17,7 @@
 #include "placement/parastation_placement.hpp"
 #include "plan/job_map.hpp"
 #include "planner/planner.hpp"
+#include "planner/srun_step_rules.hpp"
 #include "plugin_log.hpp"
 #include "pmix_request.hpp"
 #include "psi_environment.hpp"
@@ -428,63 +429,23 @@ Expected<bool> narrowToStepNodes(const SrunCommandLine &cmd, Allocation &alloc) 
     return true;
 }
 
-// Slurm already left out the nodes "--host !^..." excludes from the job it
-// granted; the filter then has nothing left to remove.
-void keepExclusionsOfGrantedNodes(PlanRequest &req, const Allocation &alloc) {
-    std::set<std::string, std::less<>> grantedNames;
-    for (const AllocatedNode &node : alloc.nodes)
-        grantedNames.insert(node.name);
-    for (std::optional<HostSpec> *spec : {&req.host, &req.hostfile}) {
-        if (!*spec || !(*spec)->exclude)
-            continue;
-        auto &entries = (*spec)->entries;
-        std::erase_if(entries, [&](const HostEntry &e) { return !grantedNames.count(e.name); });
-        if (entries.empty())
-            spec->reset();
-    }
+// srun's -c, or the variable this release's srun reads as -c (which
+// sbatch -c sets), as messages name it.
+std::optional<CpusPerTask> cpusPerTask(const SrunCommandLine &cmd) {
+    if (const SrunOption *c = cmd.last("cpus-per-task"); c && c->value)
+        return CpusPerTask{*c->value, c->written + " " + *c->value};
+    if (auto v = env(slurm_release::cpusPerTaskVariable()))
+        return CpusPerTask{*v, std::string(slurm_release::cpusPerTaskVariable()) + "=" + *v};
+    return std::nullopt;
 }
 
-// srun's -c (or the variable this release's srun reads as -c, which
-// sbatch -c sets): each rank takes that many of a node's CPUs, so the
-// plan must count slots as Slurm will. --tpp and PE=n count their own.
-Expected<bool> divideSlotsByCpusPerTask(const SrunCommandLine &cmd, const PlanRequest &req,
-                                        Allocation &alloc) {
-    if (req.parastation.threadsPerProcess || req.map.pe)
-        return true;
-    std::optional<std::string> cpus, source;
-    if (const SrunOption *c = cmd.last("cpus-per-task"); c && c->value) {
-        cpus = c->value;
-        source = c->written + " " + *c->value;
-    } else if (auto v = env(slurm_release::cpusPerTaskVariable())) {
-        cpus = v;
-        source = std::string(slurm_release::cpusPerTaskVariable()) + "=" + *v;
-    }
-    if (cpus) {
-        auto n = parseProcessCount(*cpus);
-        if (!n)
-            return UserError{*source + ": " + n.error().message};
-        auto divided = slotsForCpusPerTask(alloc, n.value(), *source);
-        if (!divided)
-            return divided.error();
-        alloc = std::move(divided.value());
-    }
-    return true;
-}
-
-// --ntasks-per-node is srun's, and must describe this plan.
-Expected<bool> checkTasksPerNode(const SrunCommandLine &cmd, const LaunchPlan &plan) {
-    if (const SrunOption *perNode = cmd.last("ntasks-per-node") ? cmd.last("ntasks-per-node")
-                                                                : cmd.last("tasks-per-node")) {
-        for (std::uint32_t n = 0; n < plan.nodes.size(); ++n) {
-            const std::size_t here = plan.ranksOn(n).size();
-            if (std::to_string(here) != perNode->value.value_or(""))
-                return UserError{perNode->written + " " + perNode->value.value_or("") +
-                                 " disagrees with the plan, which puts " + std::to_string(here) +
-                                 " ranks on " + plan.nodes[n].name + "; drop " + perNode->written +
-                                 " or change the placement options"};
-        }
-    }
-    return true;
+// srun's --ntasks-per-node (or --tasks-per-node), as written.
+std::optional<WrittenSetting> tasksPerNode(const SrunCommandLine &cmd) {
+    const SrunOption *perNode =
+        cmd.last("ntasks-per-node") ? cmd.last("ntasks-per-node") : cmd.last("tasks-per-node");
+    if (!perNode)
+        return std::nullopt;
+    return WrittenSetting{perNode->written, perNode->value.value_or("")};
 }
 
 } // namespace
@@ -875,7 +836,7 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
             return UserError{"cannot read job " + std::to_string(job_->jobId()) +
                              "'s allocation: " + a.error().message};
         alloc = std::move(a.value());
-        keepExclusionsOfGrantedNodes(req, alloc);
+        req = keepExclusionsOfGrantedNodes(std::move(req), alloc);
     }
     // A job stepmap asked for was shaped by -N, -w, -x already: the step is all of it.
     if (!job_)
@@ -899,12 +860,14 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
         if (!attached)
             return attached.error();
     }
-    if (auto divided = divideSlotsByCpusPerTask(cmd, req, alloc); !divided)
+    auto divided = divideSlotsByCpusPerTask(std::move(alloc), req, cpusPerTask(cmd));
+    if (!divided)
         return divided.error();
+    alloc = std::move(divided.value());
     auto p = planJob(alloc, req);
     if (!p)
         return p.error();
-    if (auto agreed = checkTasksPerNode(cmd, p.value().plan); !agreed)
+    if (auto agreed = checkTasksPerNode(p.value().plan, tasksPerNode(cmd)); !agreed)
         return agreed.error();
     if (auto within = withinSitePolicy(req, p.value().plan); !within)
         return within.error();
