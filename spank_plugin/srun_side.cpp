@@ -27,6 +27,8 @@
 #include "request/request_options.hpp"
 #include "site/site_defaults.hpp"
 #include "slurm_release.hpp"
+#include "srun/served_decision.hpp"
+#include "srun/step_environment.hpp"
 #include "srun_command_line.hpp"
 #include "user_file.hpp"
 #include "wire/frame_channel.hpp"
@@ -182,29 +184,22 @@ Expected<StepNodeRequest> stepNodeRequest(const SrunCommandLine &cmd) {
     return req;
 }
 
-// The job srun runs in, when SLURM_JOB_ID names one: its nodes and CPUs
-// from the variables salloc/sbatch set, else from Slurm (one RPC).
-Expected<Allocation> jobAllocation(const std::string &jobId) {
-    auto nodeList = env("SLURM_JOB_NODELIST");
-    auto cpus = env("SLURM_JOB_CPUS_PER_NODE");
-    if (nodeList && cpus) {
-        auto a = allocationFromSlurm(*nodeList, *cpus);
+// The job srun runs in: its nodes and CPUs from the variables salloc/sbatch
+// set, else from Slurm (one RPC), with the environment srun passes on.
+Expected<JobFromSlurm> jobAllocation(const JobToRunIn &job) {
+    if (job.nodeList && job.cpusPerNode) {
+        auto a = allocationOfJobVariables(job);
         if (!a)
-            return UserError{"cannot read the job's allocation: " + a.error().message};
-        return a;
+            return a.error();
+        return JobFromSlurm{std::move(a.value()), {}};
     }
+    const std::string &jobId = *job.jobId;
     const uint32_t id = static_cast<uint32_t>(std::strtoul(jobId.c_str(), nullptr, 10));
     auto granted = JobAllocation::lookup(id);
     if (!granted)
         return UserError{"job " + jobId + " (SLURM_JOB_ID or --jobid) is not one Slurm knows: " +
                          granted.error().message};
-    const std::string nodes = granted->nodeList, counts = granted->cpusPerNode;
-    auto a = allocationFromSlurm(nodes, counts);
-    if (!a)
-        return UserError{"cannot read job " + jobId + "'s allocation: " + a.error().message};
-    setenv("SLURM_JOB_NODELIST", nodes.c_str(), 1);
-    setenv("SLURM_JOB_CPUS_PER_NODE", counts.c_str(), 1);
-    return a;
+    return allocationOfLookedUpJob(jobId, granted->nodeList, granted->cpusPerNode);
 }
 
 struct NodeTableFree {
@@ -342,10 +337,7 @@ Expected<bool> attachNodeModels(Allocation &alloc, const node_info_msg_t &table,
 } // namespace
 
 void SrunSide::refuse(const std::string &message) {
-    // A user who gave none of stepmap's options learns why it is involved.
-    logError(bySitePolicy_ ? message + " (stepmap serves this step because " + site_.policy.path +
-                                 " says serve: pmix)"
-                           : message);
+    logError(refusalMessage(message, serve_, site_.policy));
     mapPicture_.reset(); // its temporary file
     // Nothing has started yet; leaving here guarantees nothing will, even
     // if the site loads the plugin as "optional".
@@ -400,21 +392,6 @@ Expected<bool> namePoolNodes(PlanRequest &req, NodeTable &table) {
     return true;
 }
 
-// The job srun runs in: --jobid (srun's own option wins), else the one
-// salloc/sbatch set; none without an allocation.
-std::optional<std::string> jobToRunIn(const SrunCommandLine &cmd) {
-    std::optional<std::string> jobId = env("SLURM_JOB_ID");
-    if (const SrunOption *given = cmd.last("jobid"); given && given->value) {
-        if (jobId && *jobId != *given->value) {
-            // srun runs in the --jobid job: the variables are another job's.
-            unsetenv("SLURM_JOB_NODELIST");
-            unsetenv("SLURM_JOB_CPUS_PER_NODE");
-        }
-        jobId = given->value;
-    }
-    return jobId;
-}
-
 // -N, -w, -x: the step's nodes within the job, as Slurm would choose them.
 Expected<bool> narrowToStepNodes(const SrunCommandLine &cmd, Allocation &alloc) {
     auto stepNodes = stepNodeRequest(cmd);
@@ -455,6 +432,9 @@ int SrunSide::init(spank_t) {
     auto started = std::chrono::steady_clock::now();
     const std::vector<std::string> args = readOwnCommandLine();
     auto cmd = scanSrunCommandLine(args, optionArity());
+    environment_ = readSrunEnvironment({"SLURM_MPI_TYPE", "SLURM_NTASKS_PER_NODE", "SLURM_HET_SIZE",
+                                        "SLURM_PACK_SIZE", "SLURM_JOB_ID", "SLURM_JOB_NODELIST",
+                                        "SLURM_JOB_CPUS_PER_NODE"});
     auto forwarded = forwardedOptions();
     options_ = mergeOptions(cmd.stepmapOptions, forwarded);
     forwarded_ = forwarded;
@@ -488,24 +468,19 @@ int SrunSide::init(spank_t) {
     for (const char *name : kJobVariables)
         unsetenv(name);
     const EnvironmentValues environment = psiEnvironment();
-    const auto psiVariable = firstPsiVariable(environment);
-    if (!options_.any() && !psiVariable) {
-        if (!servedBySitePolicy(cmd, args))
-            return 0; // srun behaves exactly as without the plugin
-        bySitePolicy_ = true;
-    }
+    ServeInput served{args, cmd, options_, firstPsiVariable(environment), environment_};
+    serve_ = decideServing(served, site_.policy, slurmMpiDefault,
+                           [](const std::string &path) { return readBoundedFile(path); });
+    if (!serve_.served)
+        return 0;                         // srun behaves exactly as without the plugin
     wire::initCryptoWithoutExitCleanup(); // before any OpenSSL use (see there)
-    // What engaged stepmap, for the refusals below.
-    const std::string engaged =
-        options_.any() ? "stepmap's placement options"
-        : psiVariable  ? "stepmap's placement (" + *psiVariable + " is set in the environment)"
-                       : "the site's policy (serve: pmix in " + site_.policy.path + ")";
     active_ = true;
     ntasks_ = cmd.ntasks;
     if (cmd.multiProg)
         multiProgFile_ = cmd.program.value_or("");
 
-    refuseLayoutOptions(cmd, engaged);
+    if (auto accepted = refuseLayoutOptions(cmd, site_.policy, serve_.engaged); !accepted)
+        refuse(accepted.error().message);
     prepareDisplayMap();
 
     auto planned = plan(cmd, environment);
@@ -541,68 +516,6 @@ int SrunSide::init(spank_t) {
     return 0;
 }
 
-// serve: pmix (stepmap.yaml(5)): a step that asks for PMIx and uses none
-// of stepmap's options gets stepmap's server with the site's defaults,
-// unless it lays its tasks out itself (-m, -r, -F) or its --multi-prog file
-// has lines the plan cannot follow: those stay Slurm's, as the user wrote
-// them.
-bool SrunSide::servedBySitePolicy(const SrunCommandLine &cmd,
-                                  const std::vector<std::string> &args) {
-    if (site_.policy.serve != ServedSteps::Pmix)
-        return false;
-    const char *type =
-        effectiveMpiType(cmd.mpi ? cmd.mpi->c_str() : nullptr, std::getenv("SLURM_MPI_TYPE"));
-    if (!isPmixType(type))
-        return false;
-    const std::string left =
-        "not serving this step although " + site_.policy.path + " says serve: pmix: ";
-    const std::string slurms = "; Slurm's --mpi=" + std::string(type) + " serves it";
-    auto leave = [&](const std::string &why) {
-        unservedNote_ = left + why + slurms;
-        return false;
-    };
-    if (!cmd.layoutOptions.empty())
-        return leave(cmd.layoutOptions.front() + " lays the tasks out itself");
-    // What the plan cannot honour for a user who never asked for stepmap:
-    // a task count per node, Slurm's own binding, steps sharing a job's
-    // CPUs (task farms), heterogeneous steps.
-    for (const SrunOption &option : cmd.options) {
-        if (option.role == SrunOptionRole::TasksPerNode)
-            return leave(option.written + " lays the tasks out itself");
-        if (option.name == "cpu-bind")
-            return leave(option.written + " asks for Slurm's binding");
-        if (option.name == "exact" || option.name == "overlap")
-            return leave(option.written + " shares the job's CPUs between steps");
-        if (option.name == "het-group" || option.name == "pack-group")
-            return leave(option.written + " names components of a heterogeneous job");
-    }
-    if (std::find(args.begin(), args.end(), ":") != args.end())
-        return leave("':' makes it a heterogeneous step");
-    for (const char *name : {"SLURM_NTASKS_PER_NODE", "SLURM_HET_SIZE", "SLURM_PACK_SIZE"})
-        if (std::getenv(name))
-            return leave(std::string(name) + " is set");
-    if (cmd.multiProg && cmd.program) {
-        auto text = readBoundedFile(*cmd.program);
-        if (!text)
-            return leave("its --multi-prog file cannot be read: " + text.error().message);
-        if (!multiProgApps(text.value(), *cmd.program))
-            return leave("its --multi-prog file is not one application per consecutive rank range");
-    }
-    return true;
-}
-
-void SrunSide::refuseLayoutOptions(const SrunCommandLine &cmd, const std::string &engaged) {
-    // Where the site serves PMIx steps, asking for PMIx asks for stepmap.
-    if (cmd.mpi && *cmd.mpi != "none" &&
-        !(site_.policy.serve == ServedSteps::Pmix && isPmixType(cmd.mpi->c_str())))
-        refuse("--mpi=" + *cmd.mpi + " conflicts with " + engaged +
-               ": stepmap serves PMIx to this step itself. Remove --mpi (or use --mpi=none).");
-    if (!cmd.layoutOptions.empty())
-        refuse(cmd.layoutOptions.front() + " lays the tasks out itself, and " + engaged +
-               " decide the layout here; drop " + cmd.layoutOptions.front() +
-               " (choose nodes with -N, -w, -x, --host or --hostfile)");
-}
-
 // Make Slurm start exactly the plan: one line per rank, in rank order, with
 // the arbitrary distribution (set before srun reads its environment, so the
 // inherited task and node counts give way to the hostfile).
@@ -625,29 +538,11 @@ void SrunSide::writeHostfile() {
 // The plan and the settings it needs, in the environment srun and the
 // nodes read.
 void SrunSide::exportPlan() {
-    setenv("SLURM_HOSTFILE", hostfilePath_.c_str(), 1);
-    setenv("SLURM_DISTRIBUTION", "arbitrary", 1);
-    setenv("SLURM_MPI_TYPE", "none", 1);
-    // stepmap binds the tasks itself (or not at all, leaving the cgroup):
-    // Slurm's task/affinity must not bind them a second time.
-    setenv("SLURM_CPU_BIND", "none", 1);
-    // As under mpirun: a rank that fails ends the step instead of leaving the
-    // others waiting in a collective. An explicit -K/--kill-on-bad-exit wins.
-    setenv("SLURM_KILL_BAD_EXIT", "1", 0);
-    if (plan_.oversubscribed)
-        setenv("SLURM_OVERCOMMIT", "1", 1);
-    // --tpp / PSI_TPP: each task gets its hardware threads from Slurm too
-    // (srun's -c, through the variable this release's srun reads).
-    if (request_.parastation.threads() > 1)
-        setenv(slurm_release::cpusPerTaskVariable(),
-               std::to_string(request_.parastation.threads()).c_str(), 1);
-    std::string encoded = encodePlan(plan_);
-    // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN).
-    if (encoded.size() + std::strlen(kPlanVariable) + 1 > 128 * 1024)
-        fail("the launch plan is too irregular to pass to the nodes (" +
-             std::to_string(encoded.size()) +
-             " bytes encoded); use --map-by slot or nodes with equal CPU counts");
-    setenv(kPlanVariable, encoded.c_str(), 1);
+    auto changes =
+        planEnvironment(plan_, request_, hostfilePath_, slurm_release::cpusPerTaskVariable());
+    if (!changes)
+        fail(changes.error().message);
+    applyToEnvironment(changes.value());
 }
 
 // --modex, and the step's nodes' entries of the site's interconnect profile
@@ -787,7 +682,7 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
     // A step only the site's serve: pmix engaged counts its tasks as srun
     // does (the user wrote an srun command, not an mpirun one): -n, else the
     // job's SLURM_NTASKS, else one per node.
-    const bool srunTaskCount = bySitePolicy_ && !req.np && req.apps.empty();
+    const bool srunTaskCount = serve_.bySitePolicy && !req.np && req.apps.empty();
     std::optional<int> jobTasks;
     if (srunTaskCount)
         for (const char *name : {"SLURM_NTASKS", "SLURM_NPROCS"})
@@ -799,16 +694,19 @@ Expected<bool> SrunSide::plan(const SrunCommandLine &cmd, const EnvironmentValue
             }
 
     Allocation alloc;
-    const std::optional<std::string> jobId = jobToRunIn(cmd);
+    const JobToRunIn job = jobToRunIn(cmd, environment_);
+    applyToEnvironment(job.changes);
+    const std::optional<std::string> &jobId = job.jobId;
     if (srunTaskCount && !jobId) {
         auto stepNodes = stepNodeRequest(cmd);
         req.np = jobTasks ? *jobTasks : (stepNodes && stepNodes->count ? stepNodes->count->min : 1);
     }
     if (jobId) {
-        auto a = jobAllocation(*jobId);
+        auto a = jobAllocation(job);
         if (!a)
             return a.error();
-        alloc = std::move(a.value());
+        alloc = std::move(a->allocation);
+        applyToEnvironment(a->changes);
     } else {
         // No allocation yet: ask Slurm's scheduler for one shaped by what the
         // user asked, then plan inside it as inside salloc.
@@ -984,11 +882,11 @@ int SrunSide::initPostOpt(spank_t) {
 
 int SrunSide::localUserInit(spank_t sp) {
     if (!active_) {
-        if (!unservedNote_.empty())
-            logVerbose(unservedNote_);
+        if (!serve_.unservedNote.empty())
+            logVerbose(serve_.unservedNote);
         return 0;
     }
-    if (bySitePolicy_)
+    if (serve_.bySitePolicy)
         logVerbose("serving this PMIx step with the site's defaults (serve: pmix in " +
                    site_.policy.path + ")");
     uint32_t jobId = 0, stepId = 0;

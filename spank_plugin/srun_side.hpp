@@ -15,6 +15,8 @@
 #include "replaced_file.hpp"
 #include "request/plan_request.hpp"
 #include "site_config.hpp"
+#include "srun/served_decision.hpp"
+#include "srun/step_environment.hpp"
 #include "srun_command_line.hpp"
 #include "timeline/critical_path.hpp"
 #include "timeline/exchange_counters.hpp"
@@ -54,11 +56,6 @@ private:
     // Runs srun anew with `args` (argv without argv[0]); returns only to fail.
     [[noreturn]] void reexecute(const std::vector<std::string> &args);
     // init's steps once the plan is made (srun_side.cpp).
-    void refuseLayoutOptions(const SrunCommandLine &cmd, const std::string &engaged);
-    // Whether the site's `serve: pmix` engages stepmap for a step that asks
-    // for PMIx without stepmap's options; false (with unservedNote_) where
-    // srun's own layout must stay Slurm's.
-    bool servedBySitePolicy(const SrunCommandLine &cmd, const std::vector<std::string> &args);
     // The site's limits (limits.*, allow.*) on the finished plan.
     Expected<bool> withinSitePolicy(const PlanRequest &req, const LaunchPlan &plan) const;
     void writeHostfile();
@@ -100,13 +97,12 @@ private:
     // PSI_* variables ignored because an option or an earlier one won;
     // logged with the plan's cost once srun knows its verbosity.
     std::vector<std::string> psiNotes_;
-    // Engaged by the site's `serve: pmix` alone: --mpi=pmix* is dropped
-    // rather than refused (srun restarts without it).
-    bool bySitePolicy_ = false;
+    // Whether and why stepmap serves this srun.
+    ServeDecision serve_;
+    // srun's variables as set when init ran.
+    SrunEnvironment environment_;
     // The site's defaults the plan used ("--map-by core"), named in errors.
     std::vector<std::string> siteDefaults_;
-    // Why a PMIx step the site serves was left to Slurm; said with srun -v.
-    std::string unservedNote_;
     // --display-map: the text map, or the file the picture goes to (its
     // temporary file created before anything is allocated).
     bool textMap_ = false;

@@ -59,8 +59,9 @@ TEST(ExpectedVoid, SucceedsOrCarriesTheError) {
         const Expected<void> result = checked(c.input);
         EXPECT_EQ(result.ok(), c.ok);
         EXPECT_EQ(static_cast<bool>(result), c.ok);
-        if (!c.ok)
+        if (!c.ok) {
             EXPECT_EQ(result.error().message, c.message);
+        }
     }
 }
 

@@ -154,8 +154,9 @@ TEST(CheckTasksPerNode, Table) {
         SCOPED_TRACE(c.what);
         const Expected<void> agreed = checkTasksPerNode(*c.plan, c.perNode);
         EXPECT_EQ(agreed.ok(), c.error.empty());
-        if (!agreed)
+        if (!agreed) {
             EXPECT_EQ(agreed.error().message, c.error);
+        }
     }
 }
 
