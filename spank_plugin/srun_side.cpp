@@ -1,19 +1,16 @@
 #include "srun_side.hpp"
 
-#include "base/quote.hpp"
 #include "job_variables.hpp"
 #include "mpi_linkage.hpp"
 #include "plugin_log.hpp"
 #include "pmix_request.hpp"
-#include "replaced_file.hpp"
 #include "site/site_defaults.hpp"
 #include "slurm_release.hpp"
 #include "srun/apply_to_srun.hpp"
+#include "srun/plan_in_job.hpp"
 #include "srun/plan_step.hpp"
 #include "srun/show_job_map.hpp"
-#include "srun/slurm_queries.hpp"
 #include "srun/srun_input.hpp"
-#include "srun/step_environment.hpp"
 #include "user_file.hpp"
 #include "wire/frame_channel.hpp"
 
@@ -23,7 +20,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
 
 namespace stepmap::plugin {
 
@@ -43,148 +39,9 @@ Expected<std::string> readUserFile(const std::string &path) {
     std::exit(EXIT_FAILURE);
 }
 
-// A program linked with a PMI-only MPI (Debian's MPICH): under stepmap's
-// PMIx server each of its ranks would start alone, as a singleton. Found
-// here, on the submit host, as the nodes would find it (srun's PATH and
-// -D); a program not found here, or not an ELF file (a script), is let be.
-std::optional<UserError> pmiOnlyProgram(const SrunInput &input) {
-    const SrunCommandLine &cmd = input.cmd;
-    if (!cmd.program || cmd.last("multi-prog"))
-        return std::nullopt;
-    std::string cwd;
-    if (const SrunOption *dir = cmd.last("chdir"); dir && dir->value)
-        cwd = *dir->value;
-    if (cwd.empty() || cwd[0] != '/') {
-        char here[4096];
-        std::string base = getcwd(here, sizeof here) ? here : "/";
-        cwd = cwd.empty() ? base : base + "/" + cwd;
-    }
-    auto path = input.environment.find("PATH");
-    auto program =
-        resolveProgram(*cmd.program, path == input.environment.end() ? "" : path->second, cwd);
-    if (!program)
-        return std::nullopt;
-    auto needed = neededLibraries(*program);
-    if (!needed)
-        return std::nullopt;
-    auto library = pmiOnlyMpiLibrary(*needed);
-    if (!library)
-        return std::nullopt;
-    return UserError{*cmd.program + " is linked with MPICH (" + *library +
-                     "), which talks to its launcher through PMI-1/PMI-2 only; stepmap serves "
-                     "PMIx, so each rank would start alone. Run it without stepmap's options as "
-                     "`srun --mpi=pmi2 ...`, or use an MPI built with PMIx (Open MPI, or MPICH "
-                     "configured --with-pmi=pmix)"};
-}
-
 std::optional<std::string> variable(const SrunInput &input, const std::string &name) {
     auto it = input.environment.find(name);
     return it == input.environment.end() ? std::nullopt : std::optional<std::string>(it->second);
-}
-
-// srun's -c, or the variable this release's srun reads as -c (which
-// sbatch -c sets), as messages name it.
-std::optional<CpusPerTask> cpusPerTask(const SrunInput &input) {
-    if (const SrunOption *c = input.cmd.last("cpus-per-task"); c && c->value)
-        return CpusPerTask{*c->value, c->written + " " + *c->value};
-    const std::string name = slurm_release::cpusPerTaskVariable();
-    if (auto v = variable(input, name))
-        return CpusPerTask{*v, name + "=" + *v};
-    return std::nullopt;
-}
-
-// srun's --ntasks-per-node (or --tasks-per-node), as written.
-std::optional<WrittenSetting> tasksPerNode(const SrunCommandLine &cmd) {
-    const SrunOption *perNode =
-        cmd.last("ntasks-per-node") ? cmd.last("ntasks-per-node") : cmd.last("tasks-per-node");
-    if (!perNode)
-        return std::nullopt;
-    return WrittenSetting{perNode->written, perNode->value.value_or("")};
-}
-
-// The job stepmap asks Slurm for when srun has none (released if srun
-// fails), and how long Slurm took to grant it.
-struct OwnJob {
-    std::unique_ptr<JobAllocation> job;
-    double allocationMs = 0;
-};
-
-struct PlanOutcome {
-    PlannedStep step;
-    std::vector<std::string> psiNotes;
-};
-
-// The request, the job (asked of Slurm when srun has none), the step's nodes
-// in it, what Slurm says of them, then the plan.
-Expected<PlanOutcome> planInJob(const SrunInput &input, const WrittenRequest &written,
-                                const SitePolicy &policy, bool bySitePolicy, OwnJob &own) {
-    const SrunCommandLine &cmd = input.cmd;
-    StepRequestInput requestInput{
-        input.cmd.ntasks, cmd.multiProg ? std::optional(cmd.program.value_or("")) : std::nullopt,
-        input.options, input.psi};
-    auto built = buildStepRequest(written, requestInput, readUserFile);
-    if (!built)
-        return built.error();
-    PlanRequest req = std::move(built->request);
-    auto counted = srunTaskCount(req, bySitePolicy, input.environment);
-    if (!counted)
-        return counted.error();
-    const SrunTaskCount taskCount = counted.value();
-    NodeTable table; // Slurm's node table, loaded only when needed
-
-    Allocation alloc;
-    const JobToRunIn job = jobToRunIn(cmd, input.environment);
-    applyToEnvironment(job.changes);
-    if (taskCount.applies && !job.jobId) {
-        auto stepNodes = stepNodeRequest(cmd, readUserFile);
-        req.np = taskCount.jobTasks ? *taskCount.jobTasks
-                                    : (stepNodes && stepNodes->count ? stepNodes->count->min : 1);
-    }
-    if (job.jobId) {
-        auto a = jobAllocation(job);
-        if (!a)
-            return a.error();
-        alloc = std::move(a->allocation);
-        applyToEnvironment(a->changes);
-    } else {
-        // No allocation yet: ask Slurm's scheduler for one shaped by what the
-        // user asked, then plan inside it as inside salloc.
-        auto granted = requestJob(std::move(req), cmd, input.environment, table);
-        if (!granted)
-            return granted.error();
-        own.job = std::move(granted->job);
-        own.allocationMs = granted->allocationMs;
-        own.job->exportJobVariables();
-        if (!granted->allocation)
-            return granted->allocation.error();
-        alloc = std::move(granted->allocation.value());
-        req = keepExclusionsOfGrantedNodes(std::move(granted->request), alloc);
-    }
-    // A job stepmap asked for was shaped by -N, -w, -x already: the step is all of it.
-    if (!own.job) {
-        auto stepNodes = stepNodeRequest(cmd, readUserFile);
-        if (!stepNodes)
-            return stepNodes.error();
-        if (stepNodes->any()) {
-            auto chosen = selectStepNodes(alloc, stepNodes.value());
-            if (!chosen)
-                return chosen.error();
-            alloc = std::move(chosen.value());
-        }
-    }
-    if (taskCount.applies && !req.np)
-        req.np = taskCount.jobTasks ? *taskCount.jobTasks : static_cast<int>(alloc.nodes.size());
-
-    const std::string jobName = own.job ? std::to_string(own.job->jobId()) : job.jobId.value_or("");
-    if (auto described = describeNodes(req, alloc, jobName, table); !described)
-        return described.error();
-    StepRules rules{cpusPerTask(input), tasksPerNode(cmd), std::nullopt};
-    if (req.overbook)
-        rules.overbookBy = input.options.overbook ? "--overbook" : "PSI_OVERBOOK";
-    auto planned = planStep(std::move(req), std::move(alloc), rules, policy);
-    if (!planned)
-        return planned.error();
-    return PlanOutcome{std::move(planned.value()), std::move(built->psiNotes)};
 }
 
 bool profileModex(const StepmapOptions &options, const SitePolicy &policy) {
@@ -237,8 +94,9 @@ int SrunSide::init(spank_t) {
     const ServeInput served{input.args, input.cmd, input.options, firstPsiVariable(input.psi),
                             input.environment};
     serve_ = decideServing(served, site_.policy, slurmMpiDefault, readUserFile);
+    // Not served: srun behaves exactly as without the plugin.
     if (!serve_.served)
-        return 0;                         // srun behaves exactly as without the plugin
+        return 0;
     wire::initCryptoWithoutExitCleanup(); // before any OpenSSL use (see there)
 
     if (auto accepted = refuseLayoutOptions(input.cmd, site_.policy, serve_.engaged); !accepted)
@@ -255,7 +113,7 @@ int SrunSide::init(spank_t) {
         refuse(message, serve_, site_.policy, &map.picture);
     };
 
-    if (auto refused = pmiOnlyProgram(input))
+    if (auto refused = pmiOnlyProgram(input.cmd, variable(input, "PATH").value_or("")))
         fail(refused->message + siteDefaultsNote({}, site_.policy));
     const WrittenRequest written = writtenRequest(input.options, input.psi, site_.policy);
     auto outcome = planInJob(input, written, site_.policy, serve_.bySitePolicy, own);
@@ -360,25 +218,6 @@ int SrunSide::initPostOpt(spank_t) {
 
 namespace {
 
-bool stepMatchesPlan(spank_t sp, const LaunchPlan &plan, std::uint32_t jobId,
-                     std::uint32_t stepId) {
-    uint32_t tasks = 0, nnodes = 0;
-    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks);
-    spank_get_item(sp, S_JOB_NNODES, &nnodes);
-    std::set<std::uint32_t> used;
-    for (auto &r : plan.ranks)
-        used.insert(r.node);
-    if (tasks == plan.ranks.size() && nnodes == used.size())
-        return true;
-    logError("Slurm created step " + std::to_string(jobId) + "." + std::to_string(stepId) +
-             " with " + std::to_string(tasks) + " tasks on " + std::to_string(nnodes) +
-             " nodes, but the plan has " + std::to_string(plan.ranks.size()) + " tasks on " +
-             std::to_string(used.size()) +
-             " nodes; not starting a layout that differs from the plan (is -n consistent "
-             "with --host/--hostfile?)");
-    return false;
-}
-
 // srun -v: what planning cost srun.
 void logPlanCost(const ServedStep &step) {
     char line[160];
@@ -411,8 +250,14 @@ int SrunSide::localUserInit(spank_t sp) {
     spank_get_item(sp, S_JOB_ID, &jobId);
     spank_get_item(sp, S_JOB_STEPID, &stepId);
     step_->marks.stepCreated = timeline::nowUsec();
-    if (!stepMatchesPlan(sp, step_->plan, jobId, stepId))
+    uint32_t tasks = 0, nnodes = 0;
+    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks);
+    spank_get_item(sp, S_JOB_NNODES, &nnodes);
+    if (auto matches = checkStepAgainstPlan(step_->plan, {jobId, stepId, tasks, nnodes});
+        !matches) {
+        logError(matches.error().message);
         return -1;
+    }
     logPlanCost(*step_);
     hub_ = StepHub::start({&step_->plan, &site_, step_->profileModex, jobId, stepId});
     if (!hub_)

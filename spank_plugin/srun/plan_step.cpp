@@ -6,6 +6,8 @@
 #include "planner/planner.hpp"
 #include "site/site_defaults.hpp"
 
+#include <set>
+
 namespace stepmap::plugin {
 
 WrittenRequest writtenRequest(const StepmapOptions &options, const EnvironmentValues &psi,
@@ -127,6 +129,39 @@ Expected<PlannedStep> planStep(PlanRequest request, Allocation allocation, const
         return within.error();
     return PlannedStep{std::move(p.value().plan), std::move(p.value().report),
                        std::move(divided.value()), std::move(request)};
+}
+
+std::optional<CpusPerTask> cpusPerTask(const SrunCommandLine &cmd,
+                                       const SrunEnvironment &environment,
+                                       const std::string &cpusPerTaskVariable) {
+    if (const SrunOption *c = cmd.last("cpus-per-task"); c && c->value)
+        return CpusPerTask{*c->value, c->written + " " + *c->value};
+    if (auto v = environment.find(cpusPerTaskVariable); v != environment.end())
+        return CpusPerTask{v->second, cpusPerTaskVariable + "=" + v->second};
+    return std::nullopt;
+}
+
+std::optional<WrittenSetting> tasksPerNode(const SrunCommandLine &cmd) {
+    const SrunOption *perNode =
+        cmd.last("ntasks-per-node") ? cmd.last("ntasks-per-node") : cmd.last("tasks-per-node");
+    if (!perNode)
+        return std::nullopt;
+    return WrittenSetting{perNode->written, perNode->value.value_or("")};
+}
+
+Expected<void> checkStepAgainstPlan(const LaunchPlan &plan, const CreatedStep &step) {
+    std::set<std::uint32_t> used;
+    for (auto &r : plan.ranks)
+        used.insert(r.node);
+    if (step.tasks == plan.ranks.size() && step.nodes == used.size())
+        return {};
+    return UserError{"Slurm created step " + std::to_string(step.jobId) + "." +
+                     std::to_string(step.stepId) + " with " + std::to_string(step.tasks) +
+                     " tasks on " + std::to_string(step.nodes) + " nodes, but the plan has " +
+                     std::to_string(plan.ranks.size()) + " tasks on " +
+                     std::to_string(used.size()) +
+                     " nodes; not starting a layout that differs from the plan (is -n consistent "
+                     "with --host/--hostfile?)"};
 }
 
 } // namespace stepmap::plugin

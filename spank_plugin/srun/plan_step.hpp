@@ -19,6 +19,7 @@
 #include "srun/step_environment.hpp"
 #include "srun_command_line.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -73,6 +74,14 @@ Expected<SrunTaskCount> srunTaskCount(const PlanRequest &request, bool bySitePol
 Expected<StepNodeRequest> stepNodeRequest(const SrunCommandLine &cmd,
                                           const StepFileReader &readFile);
 
+// srun's -c, or the variable this release's srun reads as -c
+// (`cpusPerTaskVariable`, which sbatch -c sets), as messages name it.
+std::optional<CpusPerTask> cpusPerTask(const SrunCommandLine &cmd,
+                                       const SrunEnvironment &environment,
+                                       const std::string &cpusPerTaskVariable);
+// srun's --ntasks-per-node (or --tasks-per-node), as written.
+std::optional<WrittenSetting> tasksPerNode(const SrunCommandLine &cmd);
+
 // 3. The plan inside the job's nodes (with what Slurm said of them): -c
 // divides the slots, then the mapper plans; srun's --ntasks-per-node and
 // the site's limits must agree with the plan.
@@ -91,5 +100,15 @@ struct PlannedStep {
 };
 Expected<PlannedStep> planStep(PlanRequest request, Allocation allocation, const StepRules &rules,
                                const SitePolicy &policy);
+
+// 4. The step Slurm created (local_user_init) must be the plan's: as many
+// tasks and nodes; the error says both.
+struct CreatedStep {
+    std::uint32_t jobId = 0;
+    std::uint32_t stepId = 0;
+    std::uint32_t tasks = 0;
+    std::uint32_t nodes = 0;
+};
+Expected<void> checkStepAgainstPlan(const LaunchPlan &plan, const CreatedStep &step);
 
 } // namespace stepmap::plugin
