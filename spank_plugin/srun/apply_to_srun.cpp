@@ -1,11 +1,10 @@
 #include "srun/apply_to_srun.hpp"
 
 #include "job_variables.hpp"
-#include "modex/modex_mode.hpp"
 #include "plugin_log.hpp"
-#include "profile/profile_subset.hpp"
 #include "profile/profile_yaml.hpp"
 #include "slurm_release.hpp"
+#include "srun/modex_environment.hpp"
 #include "srun/step_environment.hpp"
 
 #include <fcntl.h>
@@ -53,64 +52,20 @@ Expected<void> exportPlan(const LaunchPlan &plan, const PlanRequest &request,
     return {};
 }
 
-Expected<void> exportModex(const std::optional<std::string> &modexOption, const SiteConfig &site,
+Expected<void> exportModex(const std::optional<std::string> &modex, const SiteConfig &site,
                            const LaunchPlan &plan) {
-    auto mode = modex::ModexMode::Fence;
-    // --modex (or sbatch's), else the site's default.
-    if (modexOption || site.policy.modex) {
-        const std::string source =
-            modexOption ? "--modex" : "defaults.modex in " + site.policy.path;
-        auto parsed =
-            modex::parseModexMode(modexOption.value_or(site.policy.modex.value_or("")), source);
-        if (!parsed)
-            return parsed.error();
-        mode = *parsed;
-    }
-    const bool needed = mode == modex::ModexMode::Profile;
-    // With its port range: every node must pin the same ports.
-    if (mode != modex::ModexMode::Fence)
-        setenv(kModexVariable,
-               (std::string(modex::modexModeName(mode)) + ":" + site.modexPorts).c_str(), 1);
-    if (site.profile.empty()) {
-        if (needed)
-            return UserError{"--modex=profile needs the site's interconnect profile, and "
-                             "plugstack.conf names none (profile=FILE, made with stepmap-profile "
-                             "make); use --modex=async"};
-        return {};
-    }
-    auto unusable = [&](const std::string &why) -> Expected<void> {
-        if (needed)
-            return UserError{"--modex=profile cannot use the site's interconnect profile: " + why +
-                             "; use --modex=async, or ask the site to update the profile"};
-        logVerbose("not serving the site's interconnect profile: " + why);
-        return {};
-    };
-    auto profile = topology::readProfileFile(site.profile);
-    if (!profile) {
-        // A broken site file is the site's to fix: said on every srun, not
-        // only with -v (a node without an entry is no fault).
-        if (needed)
-            return unusable(profile.error().message);
-        logInfo("not serving the site's interconnect profile: " + profile.error().message);
-        return {};
-    }
     std::vector<std::string> names;
     for (const auto &node : plan.nodes)
         names.push_back(node.name);
-    const topology::Profile ours = topology::profileOfNodes(*profile, names);
-    if (ours.nodes.empty())
-        return unusable(site.profile + " has no entry for the step's nodes");
-    const std::string text = topology::writeProfileYaml(ours);
-    // In pieces (job_variables.hpp), and within what srun's own re-exec and
-    // slurmstepd's start of the server can carry.
-    const std::size_t most = std::min(std::size(kProfileVariables) * kProfilePieceBytes,
-                                      static_cast<std::size_t>(sysconf(_SC_ARG_MAX)) / 2);
-    if (text.size() > most)
-        return unusable("the entries of the step's " + std::to_string(ours.nodes.size()) +
-                        " nodes take " + std::to_string(text.size()) + " bytes, more than the " +
-                        std::to_string(most) + " the job environment can carry");
-    for (std::size_t at = 0, piece = 0; at < text.size(); at += kProfilePieceBytes, ++piece)
-        setenv(kProfileVariables[piece], text.substr(at, kProfilePieceBytes).c_str(), 1);
+    auto settings = modexEnvironment(modex, site, names, topology::readProfileFile,
+                                     static_cast<std::size_t>(sysconf(_SC_ARG_MAX)) / 2);
+    if (!settings)
+        return settings.error();
+    applyToEnvironment(settings->changes);
+    for (const std::string &line : settings->info)
+        logInfo(line);
+    for (const std::string &line : settings->verbose)
+        logVerbose(line);
     return {};
 }
 
