@@ -33,9 +33,7 @@ Expected<os::UniqueFd> writeHostfile(const LaunchPlan &plan) {
         return UserError{std::string("cannot create the step's host file: ") +
                          std::strerror(errno)};
     const int fd = hostfile.get();
-    std::string lines;
-    for (auto &r : plan.ranks)
-        lines += plan.nodes[r.node].name + "\n";
+    const std::string lines = hostfileText(plan);
     if (write(fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size()))
         return UserError{"cannot write the step's host file"};
     lseek(fd, 0, SEEK_SET);

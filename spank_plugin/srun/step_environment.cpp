@@ -70,6 +70,13 @@ Expected<JobFromSlurm> allocationOfLookedUpJob(const std::string &jobId,
         {{"SLURM_JOB_NODELIST", nodeList}, {"SLURM_JOB_CPUS_PER_NODE", cpusPerNode}}};
 }
 
+std::string hostfileText(const LaunchPlan &plan) {
+    std::string lines;
+    for (auto &r : plan.ranks)
+        lines += plan.nodes[r.node].name + "\n";
+    return lines;
+}
+
 Expected<EnvironmentChanges> planEnvironment(const LaunchPlan &plan, const PlanRequest &request,
                                              const std::string &hostfilePath,
                                              const std::string &cpusPerTaskVariable) {

@@ -64,6 +64,9 @@ Expected<JobFromSlurm> allocationOfLookedUpJob(const std::string &jobId,
                                                const std::string &nodeList,
                                                const std::string &cpusPerNode);
 
+// The step's host file: one line per rank, in rank order, naming its node.
+std::string hostfileText(const LaunchPlan &plan);
+
 // The plan and the settings it needs, in the environment srun and the nodes
 // read: the host file (one line per rank), the arbitrary distribution, no
 // Slurm MPI plugin or binding, a failed rank ending the step (unless

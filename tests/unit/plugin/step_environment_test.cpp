@@ -83,6 +83,14 @@ LaunchPlan twoRanks(bool oversubscribed) {
     return plan;
 }
 
+TEST(HostfileText, OneLinePerRankInRankOrder) {
+    LaunchPlan plan;
+    plan.nodes = {PlannedNode{"n2", 2}, PlannedNode{"n1", 1}};
+    plan.ranks = {RankPlacement{0}, RankPlacement{1}, RankPlacement{0}};
+    EXPECT_EQ(hostfileText(plan), "n2\nn1\nn2\n");
+    EXPECT_EQ(hostfileText(LaunchPlan{}), "");
+}
+
 TEST(PlanEnvironment, Table) {
     struct Case {
         std::string what;
