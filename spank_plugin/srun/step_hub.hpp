@@ -52,7 +52,6 @@ private:
     void logCriticalPath(const timeline::SrunMarks &marks);
 
     Step step_;
-    std::unique_ptr<hub::RendezvousHub> hub_;
     std::mutex timelinesMutex_;
     std::map<std::uint32_t, std::vector<timeline::Event>> timelines_;
     std::map<std::uint32_t, timeline::ExchangeCounters> exchange_; // under timelinesMutex_
@@ -65,6 +64,9 @@ private:
     std::mutex endingMutex_;
     std::condition_variable endingChanged_;
     bool stepEnding_ = false;
+    // Last, so that it ends (and its thread with it) before the members its
+    // events use.
+    std::unique_ptr<hub::RendezvousHub> hub_;
 };
 
 } // namespace stepmap::plugin
