@@ -130,4 +130,31 @@ std::optional<std::string> resolveProgram(const std::string &program, const std:
     return std::nullopt;
 }
 
+std::optional<UserError> pmiOnlyProgram(const SrunCommandLine &cmd, const std::string &searchPath) {
+    if (!cmd.program || cmd.last("multi-prog"))
+        return std::nullopt;
+    std::string cwd;
+    if (const SrunOption *dir = cmd.last("chdir"); dir && dir->value)
+        cwd = *dir->value;
+    if (cwd.empty() || cwd[0] != '/') {
+        char here[4096];
+        std::string base = getcwd(here, sizeof here) ? here : "/";
+        cwd = cwd.empty() ? base : base + "/" + cwd;
+    }
+    auto program = resolveProgram(*cmd.program, searchPath, cwd);
+    if (!program)
+        return std::nullopt;
+    auto needed = neededLibraries(*program);
+    if (!needed)
+        return std::nullopt;
+    auto library = pmiOnlyMpiLibrary(*needed);
+    if (!library)
+        return std::nullopt;
+    return UserError{*cmd.program + " is linked with MPICH (" + *library +
+                     "), which talks to its launcher through PMI-1/PMI-2 only; stepmap serves "
+                     "PMIx, so each rank would start alone. Run it without stepmap's options as "
+                     "`srun --mpi=pmi2 ...`, or use an MPI built with PMIx (Open MPI, or MPICH "
+                     "configured --with-pmi=pmix)"};
+}
+
 } // namespace stepmap::plugin

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/expected.hpp"
+#include "srun_command_line.hpp"
 
 namespace stepmap::plugin {
 
@@ -27,5 +28,13 @@ std::optional<std::string> pmiOnlyMpiLibrary(const std::vector<std::string> &nee
 // `searchPath` (colon-separated). nullopt when there is none here.
 std::optional<std::string> resolveProgram(const std::string &program, const std::string &searchPath,
                                           const std::string &cwd);
+
+// A program srun would start that is linked with a PMI-only MPI (Debian's
+// MPICH): under stepmap's PMIx server each of its ranks would start alone,
+// as a singleton. Found here, on the submit host, as the nodes would find it
+// (srun's PATH as `searchPath`, and -D); a program not found here, not an
+// ELF file (a script) or under --multi-prog is let be. The error names the
+// library and `srun --mpi=pmi2`.
+std::optional<UserError> pmiOnlyProgram(const SrunCommandLine &cmd, const std::string &searchPath);
 
 } // namespace stepmap::plugin

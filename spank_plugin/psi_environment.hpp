@@ -2,8 +2,8 @@
 
 // ParaStation's environment (process_placement(7)) as the lower-precedence
 // equivalents of stepmap's options. Pure: it takes the variables' values
-// and a file reader; srun_side.cpp reads the real environment and the
-// PSI_HOSTFILE (as the user).
+// and a file reader; srun/srun_input.cpp reads the real environment, and
+// srun/plan_step.cpp's reader PSI_HOSTFILE (as the user).
 //
 // Equivalents (an option given wins over its variable):
 //   --overbook          PSI_OVERBOOK          on when set, even to "0" or ""

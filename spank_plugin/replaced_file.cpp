@@ -94,7 +94,7 @@ void ReplacedFile::discard() {
     temporary_.clear();
 }
 
-Expected<bool> ReplacedFile::replace(std::string_view contents) {
+Expected<void> ReplacedFile::replace(std::string_view contents) {
     if (temporary_.empty() || !fd_)
         return UserError{"cannot write " + quoted(path_, kShownPathBytes) + " twice"};
     const std::string shown = quoted(temporary_, kShownPathBytes);
@@ -122,7 +122,7 @@ Expected<bool> ReplacedFile::replace(std::string_view contents) {
                          why};
     }
     temporary_.clear();
-    return true;
+    return {};
 }
 
 } // namespace stepmap::plugin

@@ -30,7 +30,7 @@ public:
 
     // Writes `contents` to the temporary file and renames it to the path
     // (a symbolic link there is replaced, not followed). Once only.
-    Expected<bool> replace(std::string_view contents);
+    Expected<void> replace(std::string_view contents);
 
     const std::string &path() const { return path_; }
 

@@ -189,7 +189,7 @@ ServeHint siteServeHint(const char *path) {
     return got < 0 ? kServeUnclear : serveHint(text, length);
 }
 
-// What engages stepmap in srun besides its options (srun_side.cpp): options
+// What engages stepmap in srun besides its options (srun/served_decision.cpp): options
 // forwarded by salloc/sbatch, ParaStation's PSI_* variables, what a stepmap
 // step hands its tasks (an srun inside one clears it), srun's restart.
 bool environmentMayUseStepmap() {

@@ -6,7 +6,8 @@
 // slots, a malformed plan in the environment) travel as a UserError value
 // whose message names the bad input and the fix; exceptions are not used for
 // them. Reading value() of an error, or error() of a value, is a bug in the
-// caller and aborts.
+// caller and aborts. Expected<void> is a step that yields nothing but may
+// fail: `return {};` on success.
 
 #include <cstdlib>
 #include <string>
@@ -61,6 +62,25 @@ private:
     }
 
     std::variant<T, UserError> state_;
+};
+
+template <> class Expected<void> {
+public:
+    Expected() = default;
+    Expected(UserError error) : error_(std::move(error)), failed_(true) {}
+
+    bool ok() const { return !failed_; }
+    explicit operator bool() const { return ok(); }
+
+    const UserError &error() const {
+        if (!failed_)
+            std::abort(); // bug: error() of a success
+        return error_;
+    }
+
+private:
+    UserError error_;
+    bool failed_ = false;
 };
 
 } // namespace stepmap

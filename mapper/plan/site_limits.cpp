@@ -13,7 +13,7 @@ std::string where(const SiteLimits &limits, const char *key, const std::string &
 
 } // namespace
 
-Expected<bool> checkSiteLimits(const LaunchPlan &plan, const SiteLimits &limits) {
+Expected<void> checkSiteLimits(const LaunchPlan &plan, const SiteLimits &limits) {
     const std::size_t ranks = plan.ranks.size();
     if (limits.maxRanks > 0 && ranks > static_cast<std::size_t>(limits.maxRanks))
         return UserError{
@@ -46,7 +46,7 @@ Expected<bool> checkSiteLimits(const LaunchPlan &plan, const SiteLimits &limits)
                          "does not allow oversubscribing " +
                          where(limits, "allow.oversubscribe", "false") +
                          "; run fewer ranks or use more nodes"};
-    return true;
+    return {};
 }
 
 } // namespace stepmap

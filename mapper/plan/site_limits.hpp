@@ -20,7 +20,7 @@ struct SiteLimits {
 };
 
 // The first limit the plan breaks, as an error naming the limit, where it is
-// set, the node and the way out; true when it breaks none.
-Expected<bool> checkSiteLimits(const LaunchPlan &plan, const SiteLimits &limits);
+// set, the node and the way out; success when it breaks none.
+Expected<void> checkSiteLimits(const LaunchPlan &plan, const SiteLimits &limits);
 
 } // namespace stepmap

@@ -71,7 +71,7 @@ std::string siteDefaultsNote(const std::vector<std::string> &used, const SitePol
            "; give the option to choose another)";
 }
 
-Expected<bool> checkSitePolicy(const SitePolicy &policy, const LaunchPlan &plan,
+Expected<void> checkSitePolicy(const SitePolicy &policy, const LaunchPlan &plan,
                                const std::optional<std::string> &overbookBy) {
     if (!policy.allowOverbook && overbookBy)
         return UserError{*overbookBy +

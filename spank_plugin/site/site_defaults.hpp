@@ -44,7 +44,7 @@ std::string siteDefaultsNote(const std::vector<std::string> &used, const SitePol
 // "PSI_OVERBOOK", unset when nothing did), then limits.ranks,
 // limits.ranks_per_node and allow.oversubscribe (plan/site_limits.hpp).
 // The error names the key, the file and the way out.
-Expected<bool> checkSitePolicy(const SitePolicy &policy, const LaunchPlan &plan,
+Expected<void> checkSitePolicy(const SitePolicy &policy, const LaunchPlan &plan,
                                const std::optional<std::string> &overbookBy);
 
 } // namespace stepmap::plugin

@@ -41,5 +41,34 @@ TEST(Expected, MovesValueOut) {
     EXPECT_EQ(taken, "payload");
 }
 
+Expected<void> checked(int n) {
+    if (n < 0)
+        return UserError{"negative: " + std::to_string(n)};
+    return {};
+}
+
+TEST(ExpectedVoid, SucceedsOrCarriesTheError) {
+    struct Case {
+        int input;
+        bool ok;
+        std::string message;
+    };
+    const Case cases[] = {{1, true, ""}, {0, true, ""}, {-2, false, "negative: -2"}};
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.input);
+        const Expected<void> result = checked(c.input);
+        EXPECT_EQ(result.ok(), c.ok);
+        EXPECT_EQ(static_cast<bool>(result), c.ok);
+        if (!c.ok) {
+            EXPECT_EQ(result.error().message, c.message);
+        }
+    }
+}
+
+TEST(ExpectedVoid, ErrorOfSuccessAborts) {
+    const Expected<void> result;
+    EXPECT_DEATH((void)result.error(), "");
+}
+
 } // namespace
 } // namespace stepmap

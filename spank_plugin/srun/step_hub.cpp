@@ -1,0 +1,137 @@
+#include "srun/step_hub.hpp"
+
+#include "job_variables.hpp"
+#include "plugin_log.hpp"
+#include "slurm_release.hpp"
+#include "srun/slurm_queries.hpp"
+#include "wire/secret.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+namespace stepmap::plugin {
+
+using hub::RendezvousHub;
+
+// What srun does when the hub reports (on the hub's thread).
+RendezvousHub::Events StepHub::events() {
+    const std::uint32_t jobId = step_.jobId, stepId = step_.stepId;
+    RendezvousHub::Events events;
+    events.onAbort = [this, jobId, stepId](std::uint32_t rank, int status, const std::string &msg) {
+        int expected = -1;
+        if (!abortStatus_.compare_exchange_strong(expected, status))
+            return;
+        logError("rank " + std::to_string(rank) + " called abort with status " +
+                 std::to_string(status) + (msg.empty() ? "" : ": " + msg) + "; ending the step");
+        slurm_release::killJobStep(jobId, stepId, SIGKILL);
+    };
+    events.onTimeline = [this](std::uint32_t node, std::vector<timeline::Event> marks) {
+        std::lock_guard<std::mutex> lock(timelinesMutex_);
+        timelines_[node] = std::move(marks);
+    };
+    // A node whose profile entry does not match it: said by its server
+    // (its log has the differences); nobody serves that entry.
+    // With --modex=profile the user asked for it: said without -v too.
+    events.onProfileState = [this](std::uint32_t node, bool usable, const std::string &why) {
+        const LaunchPlan &plan = *step_.plan;
+        if (usable || node >= plan.nodes.size())
+            return;
+        const std::string line =
+            "interconnect profile entry of " + plan.nodes[node].name + " not served: " + why;
+        if (step_.profileModex)
+            logInfo(line + "; its ranks exchange their data at first contact instead");
+        else
+            logVerbose(line);
+    };
+    events.onExchange = [this](std::uint32_t node, const timeline::ExchangeCounters &counters) {
+        std::lock_guard<std::mutex> lock(timelinesMutex_);
+        exchange_[node] = counters;
+    };
+    events.onRankExit = [this](std::uint32_t, int status) {
+        int expected = -1;
+        firstFailure_.compare_exchange_strong(expected, status);
+    };
+    events.onFailure = [this, jobId, stepId](const std::string &why) {
+        if (failed_.exchange(true) || abortStatus_.load() >= 0)
+            return;
+        // Give a step Slurm is ending anyway a moment to end on its own
+        // (its tasks' statuses are then srun's to report), else end it.
+        std::unique_lock<std::mutex> lock(endingMutex_);
+        if (endingChanged_.wait_for(lock, std::chrono::seconds(1), [this] { return stepEnding_; }))
+            return;
+        lock.unlock();
+        logError(why + "; ending the step");
+        slurm_release::killJobStep(jobId, stepId, SIGKILL);
+    };
+    return events;
+}
+
+std::unique_ptr<StepHub> StepHub::start(const Step &step) {
+    std::unique_ptr<StepHub> self(new StepHub(step));
+    const LaunchPlan &plan = *step.plan;
+    const auto hubStarted = std::chrono::steady_clock::now();
+    std::vector<std::uint32_t> nodeOfRank;
+    for (auto &r : plan.ranks)
+        nodeOfRank.push_back(r.node);
+    std::string secret = wire::generateSecretHex();
+    std::string error;
+    self->hub_ = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan.nodes.size()),
+                                      *wire::decodeSecretHex(secret), self->events(),
+                                      hubSettings(*step.site), error);
+    if (!self->hub_) {
+        logError(error + " (set hub_address= in plugstack.conf to the address the nodes use "
+                         "to reach this host)");
+        return nullptr;
+    }
+    const std::string address = self->hub_->address();
+    const double hubMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hubStarted)
+            .count();
+    char cost[32];
+    std::snprintf(cost, sizeof cost, "%.3f", hubMs);
+    logVerbose("rendezvous of step " + std::to_string(step.jobId) + "." +
+               std::to_string(step.stepId) + " at " + address + " (ready in " + cost + " ms)");
+    setenv(kHubVariable, address.c_str(), 1);
+    setenv(kSecretVariable, secret.c_str(), 1);
+    return self;
+}
+
+StepHub::~StepHub() = default;
+
+// srun -v: where the step's time went, srun's marks and every node's.
+void StepHub::logCriticalPath(const timeline::SrunMarks &marks) {
+    const LaunchPlan &plan = *step_.plan;
+    std::vector<std::string> names;
+    names.reserve(plan.nodes.size());
+    for (const auto &n : plan.nodes)
+        names.push_back(n.name);
+    std::lock_guard<std::mutex> lock(timelinesMutex_);
+    for (const auto &line :
+         timeline::describeCriticalPath(marks, timelines_, names, plan.nodes.size()))
+        logVerbose(line);
+    if (!exchange_.empty())
+        logVerbose(timeline::describeStepExchange(exchange_, plan.nodes.size()));
+}
+
+int StepHub::finish(timeline::SrunMarks marks) {
+    {
+        std::lock_guard<std::mutex> lock(endingMutex_);
+        stepEnding_ = true;
+    }
+    endingChanged_.notify_all();
+    if (hub_) {
+        hub_->shutdown(0, "srun is done");
+        hub_.reset();
+        logCriticalPath(marks);
+    }
+    int status = abortStatus_.load();
+    // As mpirun: the status of the first rank that failed, not srun's
+    // (128 + SIGTERM once Slurm killed the others on its failure).
+    if (status < 0)
+        status = firstFailure_.load();
+    return status;
+}
+
+} // namespace stepmap::plugin
