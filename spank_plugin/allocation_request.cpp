@@ -101,9 +101,9 @@ Expected<std::vector<std::string>> parseNodeNames(const std::string &source,
     }
     std::vector<std::string> names;
     std::string word;
-    auto flush = [&]() -> Expected<bool> {
+    auto flush = [&]() -> Expected<void> {
         if (word.empty())
-            return true;
+            return {};
         HostlistLimits limits;
         limits.namesSoFar = names.size();
         auto expanded = expandHostlist(word, limits);
@@ -111,7 +111,7 @@ Expected<std::vector<std::string>> parseNodeNames(const std::string &source,
             return UserError{s.source + " " + quoted(word) + ": " + expanded.error().message};
         names.insert(names.end(), expanded->begin(), expanded->end());
         word.clear();
-        return true;
+        return {};
     };
     int depth = 0;
     for (char c : text) {

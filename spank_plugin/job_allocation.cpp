@@ -137,7 +137,7 @@ void onSignalWhileWaiting(int) {
 // prolog has run (with PrologFlags=Alloc or Contain the prolog makes the
 // job's namespace, which a step joins). Returns an error when Slurm revoked
 // the job, or when a signal (gInterrupted) ends the wait.
-Expected<bool> waitNodesReady(std::uint32_t job) {
+Expected<void> waitNodesReady(std::uint32_t job) {
     for (int i = 0;; ++i) {
         if (i > 0) {
             // First retry soon; then as srun, 0.1 s longer each time (at most 1 s).
@@ -173,7 +173,7 @@ Expected<bool> waitNodesReady(std::uint32_t job) {
                              "`scontrol show job " +
                              std::to_string(job) + "`)"};
         if ((rc & READY_NODE_STATE) && (rc & READY_PROLOG_STATE))
-            return true;
+            return {};
     }
 }
 
@@ -325,7 +325,7 @@ Expected<std::unique_ptr<JobAllocation>> JobAllocation::request(const Allocation
     resource_allocation_response_msg_t *resp =
         gInterrupted ? nullptr : slurm_release::allocateBlocking(desc, onPending);
     const int error = errno;
-    Expected<bool> ready = true;
+    Expected<void> ready;
     if (resp) {
         tell(job->watcherFd_.get(), "J" + std::to_string(slurm_release::jobIdOf(*resp)) + "\n");
         ready = waitNodesReady(slurm_release::jobIdOf(*resp));

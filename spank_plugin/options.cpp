@@ -75,7 +75,7 @@ StepmapOptions mergeOptions(const std::map<std::string, std::string> &commandLin
     return o;
 }
 
-Expected<bool> checkOptionValue(const std::string &name, const std::string &value) {
+Expected<void> checkOptionValue(const std::string &name, const std::string &value) {
     if (name == "host") {
         auto h = parseHostOption(value);
         if (!h)
@@ -112,7 +112,7 @@ Expected<bool> checkOptionValue(const std::string &name, const std::string &valu
         if (value.empty())
             return UserError{"--hostfile needs a file name"};
     }
-    return true;
+    return {};
 }
 
 } // namespace stepmap::plugin

@@ -48,6 +48,6 @@ std::map<std::string, std::string> forwardedOptions();
 
 // Checks one option value on its own (used by the option callbacks, so that
 // sbatch/salloc reject a bad value at submission).
-Expected<bool> checkOptionValue(const std::string &name, const std::string &value);
+Expected<void> checkOptionValue(const std::string &name, const std::string &value);
 
 } // namespace stepmap::plugin

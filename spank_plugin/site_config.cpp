@@ -29,11 +29,11 @@ bool portRange(const std::string &text) {
 
 // The file's settings that plugstack.conf arguments also carry, merged
 // into c; `given`: the arguments plugstack.conf set. One place per setting.
-Expected<bool> mergePolicy(SiteConfig &c, const std::set<std::string> &given) {
+Expected<void> mergePolicy(SiteConfig &c, const std::set<std::string> &given) {
     const SitePolicy &p = c.policy;
-    auto once = [&](const char *argument, const char *key) -> Expected<bool> {
+    auto once = [&](const char *argument, const char *key) -> Expected<void> {
         if (!given.count(argument))
-            return true;
+            return {};
         return UserError{"plugstack.conf argument " + std::string(argument) + "= and " + key +
                          " in " + p.path + " both set it; keep one of them"};
     };
@@ -67,7 +67,7 @@ Expected<bool> mergePolicy(SiteConfig &c, const std::set<std::string> &given) {
                          ": defaults.modex: profile needs the site's interconnect profile; name "
                          "it (profile: FILE here, or profile=FILE in plugstack.conf), or choose "
                          "fence or async"};
-    return true;
+    return {};
 }
 
 } // namespace

@@ -94,13 +94,13 @@ StepFacts readStepFacts(spank_t sp) {
     return f;
 }
 
-Expected<bool> checkStepFacts(const StepFacts &f) {
+Expected<void> checkStepFacts(const StepFacts &f) {
     if (f.uid == 0)
         return UserError{"refusing to start the PMIx server for a root job: stepmap's server "
                          "never runs as root; run the job as a regular user"};
     if (!f.stepCores)
         return UserError{"Slurm did not say which cores the step holds on this node"};
-    return true;
+    return {};
 }
 
 // Slurm's own figures of the step bound what the plan may hold, before

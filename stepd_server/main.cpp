@@ -69,7 +69,7 @@ void logWhereRunning() {
 // The plan was made in srun from Slurm's view of the job; the step may hold
 // fewer CPUs here. Bind within what it holds (step_bindings.hpp): the plan
 // of this node is rewritten so.
-Expected<bool> resolveBindings(StepConfig &c, const topology::StepTopology &step) {
+Expected<void> resolveBindings(StepConfig &c, const topology::StepTopology &step) {
     std::vector<std::uint32_t> stepCpus;
     for (int cpu = hwloc_bitmap_first(step.cpuset.get()); cpu >= 0;
          cpu = hwloc_bitmap_next(step.cpuset.get(), cpu))
@@ -81,7 +81,7 @@ Expected<bool> resolveBindings(StepConfig &c, const topology::StepTopology &step
         logLine("bindings within the step's CPUs: " + std::to_string(resolved->narrowed) +
                 " ranks narrowed, " + std::to_string(resolved->unbound) +
                 " left unbound (their default binding lay outside the step)");
-    return true;
+    return {};
 }
 
 // The kernel may hand pinned ports to any outgoing connection when they lie

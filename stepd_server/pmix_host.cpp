@@ -144,7 +144,7 @@ PmixHost::~PmixHost() {
     theHost = nullptr;
 }
 
-Expected<bool> PmixHost::start() {
+Expected<void> PmixHost::start() {
     static pmix_server_module_t module = [] {
         pmix_server_module_t m{};
         m.fence_nb = fenceUpcall;
@@ -334,7 +334,7 @@ void addProcInfo(InfoList &job, const StepConfig &config, const std::vector<std:
     }
 }
 
-Expected<bool> registerLocalClients(const pmix_nspace_t ns,
+Expected<void> registerLocalClients(const pmix_nspace_t ns,
                                     const std::vector<std::uint32_t> &local) {
     for (std::uint32_t r : local) {
         pmix_proc_t proc;
@@ -346,12 +346,12 @@ Expected<bool> registerLocalClients(const pmix_nspace_t ns,
             return UserError{"registering rank " + std::to_string(r) +
                              " failed: " + PMIx_Error_string(rc)};
     }
-    return true;
+    return {};
 }
 
 } // namespace
 
-Expected<bool> PmixHost::registerNamespace() {
+Expected<void> PmixHost::registerNamespace() {
     const auto local = config_.plan.ranksOn(config_.nodeIndex);
     InfoList job;
     addJobInfo(job, config_, local);

@@ -60,7 +60,7 @@ public:
     void serveProfile(ServedProfile profile) { profile_ = std::move(profile); }
 
     // Initialises the server and registers the namespace and local clients.
-    Expected<bool> start();
+    Expected<void> start();
     // Per local rank, the environment its task must get (KEY=VALUE).
     Expected<std::map<std::uint32_t, std::vector<std::string>>> clientEnvironments();
     // Owner side of a direct modex: asks the local library for rank's data.
@@ -84,7 +84,7 @@ private:
                                      const char msg[], pmix_proc_t procs[], size_t nprocs,
                                      pmix_op_cbfunc_t cbfunc, void *cbdata);
 
-    Expected<bool> registerNamespace();
+    Expected<void> registerNamespace();
     std::vector<std::uint32_t> participants(const pmix_proc_t procs[], size_t nprocs) const;
 
     const StepConfig &config_;

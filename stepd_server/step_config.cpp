@@ -65,7 +65,7 @@ Expected<Arguments> readArguments(int argc, char **argv) {
 }
 
 // --watch-pid, --launched-at, --dmodex-timeout, --client-auth, --client-mount-namespace.
-Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
+Expected<void> readOptionalArguments(Arguments &args, StepConfig &c) {
     long long v = 0;
     if (args.count("--watch-pid")) {
         if (!toInt(args["--watch-pid"], 1, 1 << 30, v))
@@ -115,7 +115,7 @@ Expected<bool> readOptionalArguments(Arguments &args, StepConfig &c) {
     c.reservedPorts = args["--resv-ports"];
     c.tcpIfInclude = args["--tcp-if-include"];
     c.tcpIfExclude = args["--tcp-if-exclude"];
-    return true;
+    return {};
 }
 
 // STEPMAP_PROFILE, STEPMAP_PROFILE_1, ... joined, if srun shipped a profile
@@ -139,7 +139,7 @@ void readProfile(StepConfig &c) {
 }
 
 // STEPMAP_PLAN, and this node's index in it.
-Expected<bool> readPlan(const std::string &nodeIndex, StepConfig &c) {
+Expected<void> readPlan(const std::string &nodeIndex, StepConfig &c) {
     const char *planText = std::getenv("STEPMAP_PLAN");
     if (!planText)
         return UserError{"STEPMAP_PLAN is not set"};
@@ -152,7 +152,7 @@ Expected<bool> readPlan(const std::string &nodeIndex, StepConfig &c) {
         return UserError{"bad --node-index '" + nodeIndex + "' for a plan of " +
                          std::to_string(c.plan.nodes.size()) + " nodes"};
     c.nodeIndex = static_cast<std::uint32_t>(v);
-    return true;
+    return {};
 }
 
 } // namespace

@@ -15,7 +15,7 @@ public:
     explicit NamedNodes(AllocationShape &shape) : shape_(shape) {}
 
     // `count` processes on the node, adding up within one input.
-    Expected<bool> add(const std::string &name, const std::string &input, int count = 1) {
+    Expected<void> add(const std::string &name, const std::string &input, int count = 1) {
         if (!name.empty() && name[0] == '+')
             return UserError{input + " names node " + name +
                              " relative to an allocation, and srun has none yet; name the "
@@ -31,7 +31,7 @@ public:
         shape_.processesPerNamedNode = std::max(shape_.processesPerNamedNode, here);
         if (shape_.namedBy.empty())
             shape_.namedBy = input;
-        return true;
+        return {};
     }
 
 private:
@@ -73,19 +73,19 @@ Expected<AllocationShape> allocationShapeFor(const PlanRequest &request) {
         shape.overcommit = true;
 
     auto addEntries = [&](const std::optional<HostSpec> &spec,
-                          const std::string &input) -> Expected<bool> {
+                          const std::string &input) -> Expected<void> {
         if (!spec)
-            return true;
+            return {};
         if (spec->exclude) {
             for (const HostEntry &entry : spec->entries)
                 if (entry.name.empty() || entry.name[0] != '+')
                     shape.excludedNodes.push_back(entry.name);
-            return true;
+            return {};
         }
         for (const HostEntry &entry : spec->entries)
             if (auto ok = named.add(entry.name, input, entry.slots.value_or(1)); !ok)
                 return ok;
-        return true;
+        return {};
     };
     if (auto ok = addEntries(request.hostfile, "--hostfile"); !ok)
         return ok.error();

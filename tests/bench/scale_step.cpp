@@ -142,7 +142,7 @@ struct ServerSet {
 };
 
 // Starts one stepmap-stepd per node, as the plugin does in slurmstepd.
-Expected<bool> spawnServers(const ScaleSetup &s, const StepTree &tree, const std::string &hub,
+Expected<void> spawnServers(const ScaleSetup &s, const StepTree &tree, const std::string &hub,
                             const std::vector<std::string> &env, ServerSet &out) {
     for (std::uint32_t n = 0; n < s.nodes; ++n) {
         const std::string dir = tree.serverDir(n);
@@ -153,8 +153,8 @@ Expected<bool> spawnServers(const ScaleSetup &s, const StepTree &tree, const std
         os::UniqueFd log(open(tree.logPath("server" + std::to_string(n)).c_str(),
                               O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
         ChildSpec spec{s.stepd,
-                       {"--step", "1.0", "--node-index", std::to_string(n), "--tmpdir",
-                        dir, "--hub", hub, "--ready-fd", std::to_string(kReadyFd), "--step-cores",
+                       {"--step", "1.0", "--node-index", std::to_string(n), "--tmpdir", dir,
+                        "--hub", hub, "--ready-fd", std::to_string(kReadyFd), "--step-cores",
                         s.stepCores, "--topology-xml", s.topologyXml, "--client-auth", "native"},
                        env,
                        {{1, log.get()}, {2, log.get()}, {kReadyFd, theirs.get()}},
@@ -166,7 +166,7 @@ Expected<bool> spawnServers(const ScaleSetup &s, const StepTree &tree, const std
         out.pids.push_back(pid);
         out.ready.push_back(std::move(mine));
     }
-    return true;
+    return {};
 }
 
 // Every server's ready report: the PMIx environment of each rank.
@@ -227,13 +227,13 @@ void fillClientFigures(const std::vector<ClientTimes> &all, StepFigures &f) {
 }
 
 // One scale_client per rank, run to the end; their times fill f.
-Expected<bool> runClients(const ScaleSetup &s, const StepTree &tree, const Environments &envs,
+Expected<void> runClients(const ScaleSetup &s, const StepTree &tree, const Environments &envs,
                           StepFigures &f) {
     os::UniqueFd log(
         open(tree.logPath("clients").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
     std::vector<pid_t> pids;
     std::vector<os::UniqueFd> outs;
-    Expected<bool> result = true;
+    Expected<void> result;
     for (const auto &[rank, vars] : envs) {
         int pipeFds[2];
         if (pipe2(pipeFds, O_CLOEXEC) != 0) {
@@ -278,7 +278,7 @@ Expected<bool> runClients(const ScaleSetup &s, const StepTree &tree, const Envir
         all.push_back(*t);
     }
     fillClientFigures(all, f);
-    return true;
+    return {};
 }
 
 // The hub's view of the plan: the node of each rank.

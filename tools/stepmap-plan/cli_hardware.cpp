@@ -184,13 +184,13 @@ bool hardwareGiven(const CliOptions &options) {
     return options.topologyFile || options.synthetic || options.slurmShape;
 }
 
-Expected<bool> addHardware(CliAllocation &allocation, const CliOptions &options, bool attach) {
+Expected<void> addHardware(CliAllocation &allocation, const CliOptions &options, bool attach) {
     const int given =
         (options.topologyFile ? 1 : 0) + (options.synthetic ? 1 : 0) + (options.slurmShape ? 1 : 0);
     if (given > 1)
         return UserError{"give the node hardware once: --topology, --synthetic or --slurm-shape"};
     if (given == 0)
-        return true;
+        return {};
     auto source = ModelSource::make(options);
     if (!source)
         return source.error();
@@ -204,7 +204,7 @@ Expected<bool> addHardware(CliAllocation &allocation, const CliOptions &options,
         if (attach)
             node.model = model.value();
     }
-    return true;
+    return {};
 }
 
 } // namespace stepmap::cli

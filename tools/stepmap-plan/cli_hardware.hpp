@@ -20,6 +20,6 @@ bool hardwareGiven(const CliOptions &options);
 // `attach` each node carries its model (srun attaches them only when the
 // request needs them); otherwise the models only count slots. Errors name
 // the option and the fix.
-Expected<bool> addHardware(CliAllocation &allocation, const CliOptions &options, bool attach);
+Expected<void> addHardware(CliAllocation &allocation, const CliOptions &options, bool attach);
 
 } // namespace stepmap::cli

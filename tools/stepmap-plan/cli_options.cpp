@@ -55,7 +55,7 @@ const OptionSpec *findOption(std::string_view name) {
     return nullptr;
 }
 
-Expected<bool> setOutput(CliOptions &options, const std::string &value) {
+Expected<void> setOutput(CliOptions &options, const std::string &value) {
     if (value == "map")
         options.output = OutputFormat::Map;
     else if (value == "json")
@@ -65,10 +65,10 @@ Expected<bool> setOutput(CliOptions &options, const std::string &value) {
     else
         return UserError{"--output " + quoted(value) +
                          ": unknown format (accepted: map, json, svg)"};
-    return true;
+    return {};
 }
 
-Expected<bool> setBindings(CliOptions &options, const std::string &value) {
+Expected<void> setBindings(CliOptions &options, const std::string &value) {
     if (value == "prrte")
         options.bindings = BoundStyle::Prrte;
     else if (value == "logical")
@@ -78,7 +78,7 @@ Expected<bool> setBindings(CliOptions &options, const std::string &value) {
     else
         return UserError{"--bindings " + quoted(value) +
                          ": unknown style (accepted: prrte, logical, mask)"};
-    return true;
+    return {};
 }
 
 // With ':' every application context must say something: there is no

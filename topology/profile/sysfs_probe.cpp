@@ -88,14 +88,15 @@ template <class T, class U> std::optional<UserError> take(T &target, Expected<U>
 
 // The PCI address and NUMA node of the interface's device, when it has one.
 // A virtio-net interface's device is a virtio node ("virtio2") with the PCI
-// function as its parent: the parent gives both then.
-Expected<bool> probeDevice(const RootedTree &tree, const std::string &dir,
+// function as its parent: the parent gives both then. A virtual interface
+// has no device and keeps neither.
+Expected<void> probeDevice(const RootedTree &tree, const std::string &dir,
                            NetworkInterface &interface) {
     const auto device = tree.resolve(dir + "/device");
     if (!device)
         return device.error();
     if (!tree.exists(*device))
-        return false; // a virtual interface
+        return {}; // a virtual interface
     std::string pciDevice = *device;
     const std::string base = device->substr(device->rfind('/') + 1);
     const std::string parent = device->substr(0, device->rfind('/'));
@@ -114,7 +115,7 @@ Expected<bool> probeDevice(const RootedTree &tree, const std::string &dir,
             return FieldReader(tree).bad(pciDevice + "/numa_node", **numa, "a NUMA node");
         interface.numaNode = static_cast<int>(*node);
     }
-    return true;
+    return {};
 }
 
 Expected<NetworkInterface> probeInterface(const RootedTree &tree, const std::string &name) {
