@@ -102,21 +102,20 @@ constexpr std::chrono::milliseconds kHandshakeDeadline{5000};
 constexpr const char *kMungeSocket = "/run/munge/munge.socket.2";
 
 // PMIx 4.2.2 crashes in PMIx_server_init when its only security module
-// cannot reach munged; find out first and say so.
-bool mungeReachable(std::string &why) {
+// cannot reach munged; find out first and say so. Why it cannot, if so.
+Expected<void> mungeReachable() {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        why = std::strerror(errno);
-        return false;
-    }
+    if (fd < 0)
+        return UserError{std::strerror(errno)};
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, kMungeSocket, sizeof addr.sun_path - 1);
-    bool ok = connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0;
-    if (!ok)
-        why = std::strerror(errno);
+    const bool ok = connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0;
+    const int error = errno;
     close(fd);
-    return ok;
+    if (!ok)
+        return UserError{std::strerror(error)};
+    return {};
 }
 
 void releaseString(void *cbdata) {
@@ -169,9 +168,9 @@ Expected<void> PmixHost::start() {
     // munged and a claim in any other mode is refused. The clients learn
     // the mode from PMIx_server_setup_fork (PMIX_SECURITY_MODE).
     setenv("PMIX_MCA_psec", config_.clientAuth.c_str(), 1);
-    if (std::string why; config_.clientAuth == "munge" && !mungeReachable(why))
+    if (auto munge = config_.clientAuth == "munge" ? mungeReachable() : Expected<void>(); !munge)
         return UserError{std::string("client_auth=munge needs munged on this node, but ") +
-                         kMungeSocket + " cannot be reached (" + why +
+                         kMungeSocket + " cannot be reached (" + munge.error().message +
                          "); start munged, or set client_auth=native in plugstack.conf (any "
                          "local user could then join the step's PMIx server)"};
     // Only this server's user reaches PMIx's reader, and no connection

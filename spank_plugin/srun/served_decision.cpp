@@ -15,25 +15,28 @@ const char *variable(const std::map<std::string, std::string> &environment,
     return it == environment.end() ? nullptr : it->second.c_str();
 }
 
-// serve: pmix for a step without stepmap's options: true, or false with
-// the note why Slurm keeps it.
-bool servedBySitePolicy(const ServeInput &input, const SitePolicy &policy,
-                        const MpiDefaultLookup &mpiDefault, const UserFileReader &readFile,
-                        std::string &note) {
+// What serve: pmix says of a step without stepmap's options.
+struct SitePolicyVerdict {
+    bool served = false;
+    std::string note; // why Slurm keeps a step the policy would serve
+};
+
+SitePolicyVerdict servedBySitePolicy(const ServeInput &input, const SitePolicy &policy,
+                                     const MpiDefaultLookup &mpiDefault,
+                                     const UserFileReader &readFile) {
     if (policy.serve != ServedSteps::Pmix)
-        return false;
+        return {};
     const SrunCommandLine &cmd = input.cmd;
     const char *type = cmd.mpi ? cmd.mpi->c_str() : variable(input.environment, "SLURM_MPI_TYPE");
     if (!type)
         type = mpiDefault();
     if (!isPmixType(type))
-        return false;
+        return {};
     const std::string left =
         "not serving this step although " + policy.path + " says serve: pmix: ";
     const std::string slurms = "; Slurm's --mpi=" + std::string(type) + " serves it";
     auto leave = [&](const std::string &why) {
-        note = left + why + slurms;
-        return false;
+        return SitePolicyVerdict{false, left + why + slurms};
     };
     if (!cmd.layoutOptions.empty())
         return leave(cmd.layoutOptions.front() + " lays the tasks out itself");
@@ -62,7 +65,7 @@ bool servedBySitePolicy(const ServeInput &input, const SitePolicy &policy,
         if (!multiProgApps(text.value(), *cmd.program))
             return leave("its --multi-prog file is not one application per consecutive rank range");
     }
-    return true;
+    return {true, {}};
 }
 
 } // namespace
@@ -75,11 +78,13 @@ ServeDecision decideServing(const ServeInput &input, const SitePolicy &policy,
     else if (input.psiVariable)
         decision.engaged =
             "stepmap's placement (" + *input.psiVariable + " is set in the environment)";
-    else if (servedBySitePolicy(input, policy, mpiDefault, readFile, decision.unservedNote)) {
+    else if (auto site = servedBySitePolicy(input, policy, mpiDefault, readFile); site.served) {
         decision.bySitePolicy = true;
         decision.engaged = "the site's policy (serve: pmix in " + policy.path + ")";
-    } else
+    } else {
+        decision.unservedNote = std::move(site.note);
         return decision; // srun behaves exactly as without the plugin
+    }
     decision.served = true;
     return decision;
 }

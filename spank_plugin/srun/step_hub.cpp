@@ -76,15 +76,16 @@ std::unique_ptr<StepHub> StepHub::start(const Step &step) {
     for (auto &r : plan.ranks)
         nodeOfRank.push_back(r.node);
     std::string secret = wire::generateSecretHex();
-    std::string error;
-    self->hub_ = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan.nodes.size()),
-                                      *wire::decodeSecretHex(secret), self->events(),
-                                      hubSettings(*step.site), error);
-    if (!self->hub_) {
-        logError(error + " (set hub_address= in plugstack.conf to the address the nodes use "
-                         "to reach this host)");
+    auto hub = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan.nodes.size()),
+                                    *wire::decodeSecretHex(secret), self->events(),
+                                    hubSettings(*step.site));
+    if (!hub) {
+        logError(hub.error().message +
+                 " (set hub_address= in plugstack.conf to the address the nodes use "
+                 "to reach this host)");
         return nullptr;
     }
+    self->hub_ = std::move(hub).value();
     const std::string address = self->hub_->address();
     const double hubMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hubStarted)

@@ -15,7 +15,7 @@ extern char **environ;
 
 namespace stepmap::bench {
 
-pid_t spawnChild(const ChildSpec &spec, std::string &error) {
+Expected<pid_t> spawnChild(const ChildSpec &spec) {
     std::vector<std::string> envText(spec.env);
     for (char **e = environ; *e; ++e)
         envText.emplace_back(*e);
@@ -48,7 +48,7 @@ pid_t spawnChild(const ChildSpec &spec, std::string &error) {
         _exit(127);
     }
     if (pid < 0)
-        error = "cannot start " + spec.path + ": " + std::strerror(errno);
+        return UserError{"cannot start " + spec.path + ": " + std::strerror(errno)};
     return pid;
 }
 

@@ -5,6 +5,8 @@
 // descriptors in place, read and reaped within deadlines so that a hung
 // child fails a run instead of hanging it.
 
+#include "base/expected.hpp"
+
 #include <sys/types.h>
 
 #include <chrono>
@@ -31,8 +33,8 @@ struct ChildSpec {
     std::optional<RunAs> user;
 };
 
-// The child's pid, or -1 (errno-style message in error).
-pid_t spawnChild(const ChildSpec &spec, std::string &error);
+// The child's pid, or why it could not start (errno-style).
+Expected<pid_t> spawnChild(const ChildSpec &spec);
 
 // Reads every descriptor of outs until each reaches its end or the deadline
 // passes; texts[i] gets what outs[i] gave. False on the deadline.

@@ -157,10 +157,10 @@ pid_t spawnServer(const Options &o, const Case &c, const std::string &dir, int r
                   int logFd) {
     constexpr int kReadyFd = 3;
     bench::ChildSpec spec{o.server,
-                          {"--step", "1.0", "--node-index", std::to_string(c.nodeIndex),
-                           "--tmpdir", dir, "--hub", "127.0.0.1:" + std::to_string(hubPort),
-                           "--ready-fd", std::to_string(kReadyFd), "--step-cores", "0-63",
-                           "--topology-xml", c.topologyXml, "--client-auth", "native"},
+                          {"--step", "1.0", "--node-index", std::to_string(c.nodeIndex), "--tmpdir",
+                           dir, "--hub", "127.0.0.1:" + std::to_string(hubPort), "--ready-fd",
+                           std::to_string(kReadyFd), "--step-cores", "0-63", "--topology-xml",
+                           c.topologyXml, "--client-auth", "native"},
                           {"STEPMAP_PLAN=" + c.plan, "STEPMAP_SECRET=" + std::string(64, 'a')},
                           {{2, logFd}, {kReadyFd, readyFd}},
                           std::nullopt};
@@ -168,11 +168,10 @@ pid_t spawnServer(const Options &o, const Case &c, const std::string &dir, int r
         auto [uid, gid] = serverUser(o.user);
         spec.user = bench::RunAs{uid, gid};
     }
-    std::string error;
-    pid_t pid = bench::spawnChild(spec, error);
-    if (pid < 0)
-        fail(error);
-    return pid;
+    auto pid = bench::spawnChild(spec);
+    if (!pid)
+        fail(pid.error().message);
+    return *pid;
 }
 
 bool waitReadable(int fd, int timeoutSec) {

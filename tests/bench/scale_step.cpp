@@ -159,11 +159,10 @@ Expected<void> spawnServers(const ScaleSetup &s, const StepTree &tree, const std
                        env,
                        {{1, log.get()}, {2, log.get()}, {kReadyFd, theirs.get()}},
                        s.user};
-        std::string error;
-        pid_t pid = spawnChild(spec, error);
-        if (pid < 0)
-            return UserError{error};
-        out.pids.push_back(pid);
+        auto pid = spawnChild(spec);
+        if (!pid)
+            return pid.error();
+        out.pids.push_back(*pid);
         out.ready.push_back(std::move(mine));
     }
     return {};
@@ -248,13 +247,12 @@ Expected<void> runClients(const ScaleSetup &s, const StepTree &tree, const Envir
                        s.user};
         for (const auto &[key, value] : vars)
             spec.env.push_back(key + "=" + value);
-        std::string error;
-        pid_t pid = spawnChild(spec, error);
-        if (pid < 0) {
-            result = UserError{error};
+        auto pid = spawnChild(spec);
+        if (!pid) {
+            result = pid.error();
             break;
         }
-        pids.push_back(pid);
+        pids.push_back(*pid);
         outs.push_back(std::move(readEnd));
     }
     std::vector<int> fds;
@@ -301,12 +299,11 @@ Expected<StepFigures> runStepIn(const ScaleSetup &s, const StepTree &tree) {
     // Hundreds of servers starting at once on a few cores may take seconds
     // between connecting and saying hello; on a cluster each has its own.
     settings.handshakeDeadlineMs = s.timeoutSec * 1000;
-    std::string error;
-    auto hub =
-        hub::RendezvousHub::start(nodeOfRanks(plan), s.nodes, *wire::decodeSecretHex(secretHex),
-                                  watch.events(), settings, error);
-    if (!hub)
-        return UserError{error};
+    auto listening = hub::RendezvousHub::start(
+        nodeOfRanks(plan), s.nodes, *wire::decodeSecretHex(secretHex), watch.events(), settings);
+    if (!listening)
+        return listening.error();
+    auto hub = std::move(listening).value();
 
     StepFigures f;
     ServerSet servers;

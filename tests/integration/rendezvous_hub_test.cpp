@@ -126,10 +126,10 @@ protected:
         };
         events.onFailure = [this](const std::string &) { ++failures; };
         events.onJoined = [this](std::uint32_t node) { joinedMask |= 1 << node; };
-        std::string error;
         // Ranks 0,2 on node 0; ranks 1,3 on node 1.
-        hub = hub::RendezvousHub::start({0, 1, 0, 1}, 2, secret, events, settings(), error);
-        ASSERT_TRUE(hub) << error;
+        auto started = hub::RendezvousHub::start({0, 1, 0, 1}, 2, secret, events, settings());
+        ASSERT_TRUE(started) << started.error().message;
+        hub = std::move(started).value();
     }
     void TearDown() override {
         hub.reset();
@@ -241,11 +241,11 @@ TEST(HubDeadline, AServerThatNeverConnectsIsAFailure) {
         EXPECT_NE(why.find("node indices 0,1 did not reach srun"), std::string::npos) << why;
         ++failures;
     };
-    std::string error;
     auto s = settings();
     s.connectDeadlineSec = 1;
-    auto hub = hub::RendezvousHub::start({0, 1}, 2, std::string(32, 's'), events, s, error);
-    ASSERT_TRUE(hub) << error;
+    auto started = hub::RendezvousHub::start({0, 1}, 2, std::string(32, 's'), events, s);
+    ASSERT_TRUE(started) << started.error().message;
+    auto hub = std::move(started).value();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (failures.load() == 0 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -286,9 +286,9 @@ TEST_F(HubTest, LosingAServerIsAFailure) {
 }
 
 TEST(HubListening, BindsOnlyToTheAddressTheNodesUse) {
-    std::string error;
-    auto hub = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, settings(), error);
-    ASSERT_TRUE(hub) << error;
+    auto started = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, settings());
+    ASSERT_TRUE(started) << started.error().message;
+    auto hub = std::move(started).value();
     EXPECT_EQ(hub->address(), "127.0.0.1:" + std::to_string(hub->port()));
     int ok = rawConnect(hub->port(), "127.0.0.1");
     EXPECT_GE(ok, 0);
@@ -303,9 +303,9 @@ TEST(HubListening, BindsOnlyToTheAddressTheNodesUse) {
 TEST(HubListening, WithoutAnAddressListensWhereTheRouteToSlurmctldLeaves) {
     hub::RendezvousHub::Settings s;
     s.toward = "127.0.0.1"; // slurmctld on this host: the route is loopback
-    std::string error;
-    auto hub = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
-    ASSERT_TRUE(hub) << error;
+    auto started = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s);
+    ASSERT_TRUE(started) << started.error().message;
+    auto hub = std::move(started).value();
     EXPECT_EQ(hub->address(), "127.0.0.1:" + std::to_string(hub->port()));
 }
 
@@ -323,13 +323,14 @@ TEST(HubListening, StaysInsideSrunPortRange) {
 
     auto s = settings();
     s.portMin = s.portMax = port;
-    std::string error;
-    auto hub = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
-    ASSERT_TRUE(hub) << error;
+    auto started = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s);
+    ASSERT_TRUE(started) << started.error().message;
+    auto hub = std::move(started).value();
     EXPECT_EQ(hub->port(), port);
     // The range is taken now: a second hub says so.
-    auto second = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
-    EXPECT_FALSE(second);
+    auto second = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s);
+    ASSERT_FALSE(second);
+    const std::string &error = second.error().message;
     EXPECT_NE(error.find("no free port in SrunPortRange " + std::to_string(port)),
               std::string::npos)
         << error;
@@ -373,9 +374,9 @@ TEST_F(HubTest, IdleConnectionsDoNotLockTheServersOut) {
 TEST(HubHandshake, ASilentPeerIsClosedAfterTheDeadline) {
     auto s = settings();
     s.handshakeDeadlineMs = 300;
-    std::string error;
-    auto hub = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s, error);
-    ASSERT_TRUE(hub) << error;
+    auto listening = hub::RendezvousHub::start({0}, 1, std::string(32, 's'), {}, s);
+    ASSERT_TRUE(listening) << listening.error().message;
+    auto hub = std::move(listening).value();
     int fd = rawConnect(hub->port());
     ASSERT_GE(fd, 0);
     auto started = std::chrono::steady_clock::now();
@@ -396,9 +397,9 @@ TEST(HubFlood, AFloodFromOneHostDoesNotEvictOtherHostsServers) {
     std::atomic<int> failures{0};
     hub::RendezvousHub::Events events;
     events.onFailure = [&](const std::string &) { ++failures; };
-    std::string error;
-    auto hub = hub::RendezvousHub::start(nodeOfRank, 16, secret, events, settings(), error);
-    ASSERT_TRUE(hub) << error;
+    auto started = hub::RendezvousHub::start(nodeOfRank, 16, secret, events, settings());
+    ASSERT_TRUE(started) << started.error().message;
+    auto hub = std::move(started).value();
 
     std::atomic<bool> stop{false};
     std::vector<int> flood;
@@ -461,9 +462,9 @@ protected:
             std::lock_guard lock(mutex);
             failures.push_back(why);
         };
-        std::string error;
-        hub = hub::RendezvousHub::start(nodeOfRank, nodeCount, secret, events, s, error);
-        ASSERT_TRUE(hub) << error;
+        auto started = hub::RendezvousHub::start(nodeOfRank, nodeCount, secret, events, s);
+        ASSERT_TRUE(started) << started.error().message;
+        hub = std::move(started).value();
     }
     void TearDown() override {
         hub.reset();

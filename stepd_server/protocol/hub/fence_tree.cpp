@@ -29,7 +29,7 @@ FenceTree::~FenceTree() {
     parent_.reset();
 }
 
-int FenceTree::listen(uv_tcp_t *near, std::string &error) {
+Expected<int> FenceTree::listen(uv_tcp_t *near) {
     sockaddr_storage addr{};
     int len = sizeof addr;
     int rc = uv_tcp_getsockname(near, reinterpret_cast<sockaddr *>(&addr), &len);
@@ -56,9 +56,9 @@ int FenceTree::listen(uv_tcp_t *near, std::string &error) {
     if (rc == 0)
         rc = uv_tcp_getsockname(listener_.get(), reinterpret_cast<sockaddr *>(&addr), &len);
     if (rc != 0) {
-        error = std::string("cannot listen for the fence tree's children: ") + uv_strerror(rc);
         listener_.reset();
-        return 0;
+        return UserError{std::string("cannot listen for the fence tree's children: ") +
+                         uv_strerror(rc)};
     }
     // Room for every child mid-handshake several times over, and for all of
     // them on one address (several node servers on one host).
@@ -99,13 +99,12 @@ void FenceTree::onChildFrames(uvnet::FrameConnection &c, std::vector<wire::Frame
         auto it = links_.find(&c);
         if (it == links_.end() || c.closing())
             return;
-        std::string why;
         if (!it->second.joined)
             joinChild(it->second); // the first authenticated frame is the Hello
         else if (f.type != MessageType::TreeUp)
             c.close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
-        else if (!contribute(it->second.node, f.payload, why))
-            c.close(why);
+        else if (auto taken = contribute(it->second.node, f.payload); !taken)
+            c.close(taken.error().message);
     }
 }
 
@@ -142,38 +141,30 @@ bool FenceTree::isChild(std::uint32_t node) const {
     return std::find(children_.begin(), children_.end(), node) != children_.end();
 }
 
-bool FenceTree::contribute(std::uint32_t child, const std::string &payload, std::string &why) {
+Expected<void> FenceTree::contribute(std::uint32_t child, const std::string &payload) {
     auto m = wire::decodeTreeUp(payload);
-    if (!m || m->count != settings_.shape.subtreeSize(child) || m->sequence == 0) {
-        why = "malformed fence tree contribution";
-        return false;
-    }
+    if (!m || m->count != settings_.shape.subtreeSize(child) || m->sequence == 0)
+        return UserError{"malformed fence tree contribution"};
     auto it = pending_.find(m->sequence);
-    if (it == pending_.end() && m->sequence <= sequence_) {
-        why = "a contribution to fence " + std::to_string(m->sequence) + ", which is over";
-        return false;
-    }
+    if (it == pending_.end() && m->sequence <= sequence_)
+        return UserError{"a contribution to fence " + std::to_string(m->sequence) +
+                         ", which is over"};
     // A child ahead of this node holds fences here (PMIx lets a process
     // have several non-blocking fences out), but only so many, and bytes.
     Load &load = load_[child];
-    if (load.fences >= settings_.maxFencesPerChild) {
-        why = "more than " + std::to_string(settings_.maxFencesPerChild) +
-              " fences ahead of this node";
-        return false;
-    }
-    if (m->records.size() > settings_.maxBytesPerChild - load.bytes) {
-        why = "more than " + std::to_string(settings_.maxBytesPerChild) +
-              " bytes of fences ahead of this node";
-        return false;
-    }
+    if (load.fences >= settings_.maxFencesPerChild)
+        return UserError{"more than " + std::to_string(settings_.maxFencesPerChild) +
+                         " fences ahead of this node"};
+    if (m->records.size() > settings_.maxBytesPerChild - load.bytes)
+        return UserError{"more than " + std::to_string(settings_.maxBytesPerChild) +
+                         " bytes of fences ahead of this node"};
     Pending &p = pending_[m->sequence];
     const bool again = std::any_of(p.childrenIn.begin(), p.childrenIn.end(),
                                    [child](const In &in) { return in.node == child; });
     const bool started = p.local || !p.childrenIn.empty();
-    if (again || p.sentUp || (started && p.collect != m->collect)) {
-        why = "inconsistent fence tree contribution for fence " + std::to_string(m->sequence);
-        return false;
-    }
+    if (again || p.sentUp || (started && p.collect != m->collect))
+        return UserError{"inconsistent fence tree contribution for fence " +
+                         std::to_string(m->sequence)};
     p.collect = m->collect;
     p.childrenIn.push_back({child, m->records.size()});
     ++load.fences;
@@ -181,7 +172,7 @@ bool FenceTree::contribute(std::uint32_t child, const std::string &payload, std:
     p.count += m->count;
     p.records += m->records;
     advance(m->sequence);
-    return true;
+    return {};
 }
 
 void FenceTree::fence(bool collect, std::string data, DataReply done) {
@@ -369,10 +360,10 @@ void FenceTree::relayed(std::uint32_t from, const std::string &payload) {
     }
     if (detoured_.insert(from).second)
         settings_.log("fence tree child " + nodeText(from) + " comes through srun's hub");
-    std::string why;
-    if (!contribute(from, payload, why)) {
+    if (auto taken = contribute(from, payload); !taken) {
         detoured_.erase(from);
-        breakTree("fence tree child " + nodeText(from) + " (through srun's hub): " + why);
+        breakTree("fence tree child " + nodeText(from) +
+                  " (through srun's hub): " + taken.error().message);
     }
 }
 

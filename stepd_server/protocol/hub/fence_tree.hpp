@@ -22,6 +22,7 @@
 // ends the step). A child may hold only so many fences, and bytes, ahead
 // of this node; beyond that its link ends the same way. Loop thread only.
 
+#include "base/expected.hpp"
 #include "data_reply.hpp"
 #include "handshake_gate.hpp"
 #include "tree_shape.hpp"
@@ -77,8 +78,8 @@ public:
     bool hasChildren() const { return !children_.empty(); }
     // Listens for the children on the local address of `near` (the hub
     // link's socket: the address the other nodes reach this one by), any
-    // port. The port, or 0 with error set.
-    int listen(uv_tcp_t *near, std::string &error);
+    // port. The port, or why it cannot listen.
+    Expected<int> listen(uv_tcp_t *near);
     // Joins the parent (the hub says where it listens once it joined).
     void connectParent(const std::string &host, int port);
     // A tree message a neighbour sent through srun's hub (viaHub): from
@@ -121,9 +122,9 @@ private:
     void onChildFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
     void onChildClosed(uvnet::FrameConnection &c, const std::string &why);
     void joinChild(Child &child);
-    // A child's TreeUp, over its link or through the hub; false with why
-    // if it breaks the rules (the caller ends the child's link).
-    bool contribute(std::uint32_t child, const std::string &payload, std::string &why);
+    // A child's TreeUp, over its link or through the hub; the rule it
+    // breaks, if it does (the caller ends the child's link).
+    Expected<void> contribute(std::uint32_t child, const std::string &payload);
     // The parent's TreeDown; false if malformed or unexpected.
     bool takeResult(const std::string &payload);
     void openParent();

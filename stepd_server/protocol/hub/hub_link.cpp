@@ -169,15 +169,14 @@ bool HubLink::startTree(std::uint32_t fanOut) {
     tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
     if (!tree_->hasChildren())
         return true;
-    std::string error;
-    const int port = tree_->listen(conn_->tcp(), error);
-    if (port == 0) {
-        conn_->close(error);
+    const auto port = tree_->listen(conn_->tcp());
+    if (!port) {
+        conn_->close(port.error().message);
         return false;
     }
-    host_.log("taking its fence tree children on port " + std::to_string(port));
+    host_.log("taking its fence tree children on port " + std::to_string(*port));
     conn_->send(MessageType::TreeListen,
-                wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(port)}));
+                wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(*port)}));
     return true;
 }
 

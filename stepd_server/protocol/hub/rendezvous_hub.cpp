@@ -102,7 +102,7 @@ struct RendezvousHub::State {
     uvnet::UvHandlePtr<uv_timer_t> profileDeadline;
 
     // Loop thread, after start.
-    bool listen(std::string &error);
+    Expected<void> listen();
     void startTimers();
     void runLoop();
     void admit(uv_stream_t *server);
@@ -583,63 +583,67 @@ void setPort(sockaddr_storage &addr, std::uint16_t port) {
 }
 
 // The first address of host (a name or a numeric address).
-bool resolve(const std::string &host, sockaddr_storage &out, std::string &error) {
+Expected<sockaddr_storage> resolve(const std::string &host) {
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_ADDRCONFIG;
     addrinfo *res = nullptr;
     int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-    if (rc != 0 || !res) {
-        error = "cannot resolve the rendezvous address '" + host + "': " + gai_strerror(rc);
-        return false;
-    }
+    if (rc != 0 || !res)
+        return UserError{"cannot resolve the rendezvous address '" + host +
+                         "': " + gai_strerror(rc)};
     std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
+    sockaddr_storage out{};
     std::memcpy(&out, res->ai_addr, res->ai_addrlen);
-    return true;
+    return out;
 }
 
 // This host's address on the route to peer, as the routing table picks it
-// (a UDP socket's connect sends nothing).
-bool localAddressToward(const std::string &peer, sockaddr_storage &out) {
-    sockaddr_storage remote{};
-    std::string ignored;
-    if (!resolve(peer, remote, ignored))
-        return false;
-    os::UniqueFd fd(socket(remote.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+// (a UDP socket's connect sends nothing); none if there is no route.
+std::optional<sockaddr_storage> localAddressToward(const std::string &peer) {
+    auto remote = resolve(peer);
+    if (!remote)
+        return std::nullopt;
+    os::UniqueFd fd(socket(remote->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (!fd)
-        return false;
-    setPort(remote, 9); // any port: only the route matters
+        return std::nullopt;
+    setPort(*remote, 9); // any port: only the route matters
+    sockaddr_storage out{};
     socklen_t len = sizeof out;
     const socklen_t remoteLen =
-        remote.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-    return connect(fd.get(), reinterpret_cast<sockaddr *>(&remote), remoteLen) == 0 &&
-           getsockname(fd.get(), reinterpret_cast<sockaddr *>(&out), &len) == 0;
+        remote->ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    if (connect(fd.get(), reinterpret_cast<sockaddr *>(&*remote), remoteLen) != 0 ||
+        getsockname(fd.get(), reinterpret_cast<sockaddr *>(&out), &len) != 0)
+        return std::nullopt;
+    return out;
 }
 
 // Where to listen, by Settings' order of preference.
-bool listenAddress(const RendezvousHub::Settings &s, sockaddr_storage &out, std::string &error) {
+Expected<sockaddr_storage> listenAddress(const RendezvousHub::Settings &s) {
     if (!s.host.empty())
-        return resolve(s.host, out, error);
-    if (!s.toward.empty() && localAddressToward(s.toward, out))
-        return true;
+        return resolve(s.host);
+    if (!s.toward.empty())
+        if (auto local = localAddressToward(s.toward))
+            return *local;
     char name[256] = {};
-    return resolve(gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "127.0.0.1", out,
-                   error);
+    return resolve(gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "127.0.0.1");
 }
 
 // Binds to host on a port of [portMin, portMax] (any if 0), starting at a
 // random one so that concurrent sruns spread over the range; then hands the
-// socket to libuv.
-int bindListener(uv_tcp_t *listener, const RendezvousHub::Settings &s, std::string &numeric,
-                 std::string &error) {
-    sockaddr_storage addr{};
-    if (!listenAddress(s, addr, error))
-        return UV_EINVAL;
-    numeric = numericText(reinterpret_cast<const sockaddr *>(&addr),
-                          addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+// socket to libuv. The numeric address it bound to.
+Expected<std::string> bindListener(uv_tcp_t *listener, const RendezvousHub::Settings &s) {
+    auto where = listenAddress(s);
+    if (!where)
+        return where.error();
+    sockaddr_storage &addr = *where;
+    std::string numeric =
+        numericText(reinterpret_cast<const sockaddr *>(&addr),
+                    addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+    auto uvError = [](int rc) { return UserError{uv_strerror(rc)}; };
     os::UniqueFd fd(socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd)
-        return -errno;
+        return uvError(-errno);
     int on = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     const socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
@@ -651,16 +655,16 @@ int bindListener(uv_tcp_t *listener, const RendezvousHub::Settings &s, std::stri
                 s.portMin == 0 ? 0 : static_cast<std::uint16_t>(s.portMin + (first + i) % count));
         rc = bind(fd.get(), reinterpret_cast<const sockaddr *>(&addr), len) == 0 ? 0 : -errno;
     }
-    if (rc != 0) {
-        if (rc == -EADDRINUSE && s.portMin != 0)
-            error = "no free port in SrunPortRange " + std::to_string(s.portMin) + "-" +
-                    std::to_string(s.portMax);
-        return rc;
-    }
+    if (rc == -EADDRINUSE && s.portMin != 0)
+        return UserError{"no free port in SrunPortRange " + std::to_string(s.portMin) + "-" +
+                         std::to_string(s.portMax)};
+    if (rc != 0)
+        return uvError(rc);
     rc = uv_tcp_open(listener, fd.get());
-    if (rc == 0)
-        fd.release(); // libuv owns it now
-    return rc;
+    if (rc != 0)
+        return uvError(rc);
+    fd.release(); // libuv owns it now
+    return numeric;
 }
 
 // The bound port of a listening socket.
@@ -674,26 +678,28 @@ int boundPort(uv_tcp_t *listener) {
 
 } // namespace
 
-bool RendezvousHub::State::listen(std::string &error) {
+Expected<void> RendezvousHub::State::listen() {
     listener = uvnet::makeHandle(uv_tcp_init, &loop);
     listener->data = this;
-    std::string bindError;
-    int rc = bindListener(listener.get(), settings, address, bindError);
-    if (rc == 0)
-        rc = uv_listen(reinterpret_cast<uv_stream_t *>(listener.get()), 1024,
-                       [](uv_stream_t *server, int status) {
-                           auto *s = static_cast<State *>(server->data);
-                           if (status == 0 && !s->stopping)
-                               s->admit(server);
-                       });
-    if (rc != 0) {
-        error = "cannot listen for the step's servers on " +
-                (settings.host.empty() ? std::string("this host") : settings.host) + ": " +
-                (bindError.empty() ? std::string(uv_strerror(rc)) : bindError);
-        return false;
+    auto bound = bindListener(listener.get(), settings);
+    std::string why = bound ? std::string() : bound.error().message;
+    if (bound) {
+        address = std::move(bound.value());
+        const int rc = uv_listen(reinterpret_cast<uv_stream_t *>(listener.get()), 1024,
+                                 [](uv_stream_t *server, int status) {
+                                     auto *s = static_cast<State *>(server->data);
+                                     if (status == 0 && !s->stopping)
+                                         s->admit(server);
+                                 });
+        if (rc != 0)
+            why = uv_strerror(rc);
     }
+    if (!why.empty())
+        return UserError{"cannot listen for the step's servers on " +
+                         (settings.host.empty() ? std::string("this host") : settings.host) + ": " +
+                         why};
     port = boundPort(listener.get());
-    return true;
+    return {};
 }
 
 void RendezvousHub::State::startTimers() {
@@ -719,10 +725,10 @@ void RendezvousHub::State::runLoop() {
         uv_run(&loop, UV_RUN_NOWAIT);
 }
 
-std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> nodeOfRank,
-                                                    std::uint32_t nodeCount, std::string secret,
-                                                    Events events, const Settings &settings,
-                                                    std::string &error) {
+Expected<std::unique_ptr<RendezvousHub>> RendezvousHub::start(std::vector<std::uint32_t> nodeOfRank,
+                                                              std::uint32_t nodeCount,
+                                                              std::string secret, Events events,
+                                                              const Settings &settings) {
     auto st = std::make_unique<State>();
     st->nodeOfRank = std::move(nodeOfRank);
     for (auto n : st->nodeOfRank)
@@ -745,10 +751,10 @@ std::unique_ptr<RendezvousHub> RendezvousHub::start(std::vector<std::uint32_t> n
     st->gate = std::make_unique<HandshakeGate>(std::move(gs));
 
     uv_loop_init(&st->loop);
-    if (!st->listen(error)) {
+    if (auto listening = st->listen(); !listening) {
         st->listener.reset();
         st->runLoop();
-        return nullptr;
+        return listening.error();
     }
     st->startTimers();
     State *raw = st.get();

@@ -8,6 +8,7 @@
 // and a parent that could not link directly, and reports aborts and lost
 // servers.
 
+#include "base/expected.hpp"
 #include "timeline/exchange_counters.hpp"
 #include "timeline/step_timeline.hpp"
 #include "wire/message.hpp"
@@ -82,11 +83,11 @@ public:
     };
 
     // nodeOfRank: the plan's node index per rank; servers run on the nodes
-    // that have ranks.
-    static std::unique_ptr<RendezvousHub> start(std::vector<std::uint32_t> nodeOfRank,
-                                                std::uint32_t nodeCount, std::string secret,
-                                                Events events, const Settings &settings,
-                                                std::string &error);
+    // that have ranks. The running hub, or why it cannot listen.
+    static Expected<std::unique_ptr<RendezvousHub>> start(std::vector<std::uint32_t> nodeOfRank,
+                                                          std::uint32_t nodeCount,
+                                                          std::string secret, Events events,
+                                                          const Settings &settings);
     ~RendezvousHub();
     RendezvousHub(const RendezvousHub &) = delete;
     RendezvousHub &operator=(const RendezvousHub &) = delete;

@@ -89,9 +89,9 @@ protected:
                 adjust(s);
             node->tree = std::make_unique<hub::FenceTree>(&loop_, std::move(s));
             if (node->tree->hasChildren()) {
-                std::string error;
-                node->port = node->tree->listen(&near_, error);
-                ASSERT_NE(node->port, 0) << error;
+                auto port = node->tree->listen(&near_);
+                ASSERT_TRUE(port) << port.error().message;
+                node->port = *port;
             }
             nodes_.push_back(std::move(node));
         }

@@ -92,9 +92,9 @@ public:
         s.host = "127.0.0.1";
         s.fenceFanOut = fanOut;
         s.profileDeadlineMs = profileDeadlineMs;
-        std::string error;
-        hub_ = hub::RendezvousHub::start(nodeOfRank, nodeCount, secret_, events_, s, error);
-        ASSERT_TRUE(hub_) << error;
+        auto started = hub::RendezvousHub::start(nodeOfRank, nodeCount, secret_, events_, s);
+        ASSERT_TRUE(started) << started.error().message;
+        hub_ = std::move(started).value();
     }
 
     void TearDown() override {
