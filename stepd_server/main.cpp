@@ -304,9 +304,8 @@ int Server::run() {
     return exitCode;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+// The server from its arguments to its exit status.
+int serve(int argc, char **argv) {
     const std::int64_t running = timeline::nowUsec();
     umask(077);
     auto parsed = parseStepConfig(argc, argv);
@@ -397,4 +396,20 @@ int main(int argc, char **argv) {
     }
     s.watchNotices();
     return s.run();
+}
+
+} // namespace
+
+// The server's firewall. Errors a user can cause are values; what throws is
+// a resource failure (no memory for hwloc, the kernel out of random bytes,
+// HMAC failing) that nothing inside could have caught sooner.
+int main(int argc, char **argv) {
+    try {
+        return serve(argc, argv);
+    } catch (const std::exception &e) {
+        logError(std::string("stopping: ") + e.what());
+    } catch (...) {
+        logError("stopping: an unknown exception");
+    }
+    return 1;
 }

@@ -758,7 +758,16 @@ Expected<std::unique_ptr<RendezvousHub>> RendezvousHub::start(std::vector<std::u
     }
     st->startTimers();
     State *raw = st.get();
-    st->thread = std::thread([raw] { raw->runLoop(); });
+    // The hub thread's firewall: what escapes the loop (the kernel out of
+    // random bytes, HMAC failing: wire/secret.cpp) ends the step, not srun.
+    st->thread = std::thread([raw] {
+        try {
+            raw->runLoop();
+        } catch (const std::exception &e) {
+            if (raw->events.onFailure)
+                raw->events.onFailure(std::string("srun's rendezvous failed: ") + e.what());
+        }
+    });
     std::unique_ptr<RendezvousHub> hub(new RendezvousHub);
     hub->state_ = std::move(st);
     return hub;
