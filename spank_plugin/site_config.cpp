@@ -6,7 +6,9 @@
 #include "pinned_ports.hpp"
 
 #include <charconv>
+#include <iterator>
 #include <set>
+#include <string_view>
 
 namespace stepmap::plugin {
 
@@ -70,6 +72,100 @@ Expected<void> mergePolicy(SiteConfig &c, const std::set<std::string> &given) {
     return {};
 }
 
+// What the plugstack.conf arguments set: the SiteConfig, and the file
+// config= names (read after every argument).
+struct Settings {
+    SiteConfig c;
+    std::string config;
+};
+
+UserError badArgument(const char *key, const std::string &value, const char *must) {
+    return UserError{"plugstack.conf argument " + std::string(key) + "='" + value + "' " + must};
+}
+
+// An absolute path into the member `field` picks.
+template <std::string &(*field)(Settings &)>
+Expected<void> absolutePath(const char *key, const std::string &value, Settings &s) {
+    if (value.empty() || value[0] != '/')
+        return badArgument(key, value, "must be an absolute path");
+    field(s) = value;
+    return {};
+}
+
+template <int SiteConfig::*field>
+Expected<void> timeoutSeconds(const char *key, const std::string &value, Settings &s) {
+    if (!seconds(value, s.c.*field))
+        return badArgument(key, value, "must be seconds between 1 and 86400");
+    return {};
+}
+
+// One plugstack.conf argument: its name (as in site_keys.hpp's kSiteKeys,
+// in the same order) and how its value is checked and stored. A new
+// argument is a row here and a name in kSiteKeys.
+struct PlugstackSetting {
+    const char *key;
+    Expected<void> (*store)(const char *key, const std::string &value, Settings &s);
+
+    Expected<void> read(const std::string &value, Settings &s) const {
+        return store(key, value, s);
+    }
+};
+
+constexpr PlugstackSetting kPlugstackSettings[] = {
+    {"server", absolutePath<[](Settings &s) -> std::string & { return s.c.server; }>},
+    {"config", absolutePath<[](Settings &s) -> std::string & { return s.config; }>},
+    {"tmpdir", absolutePath<[](Settings &s) -> std::string & { return s.c.tmpdir; }>},
+    {"log_dir", absolutePath<[](Settings &s) -> std::string & { return s.c.logDir; }>},
+    {"hub_address",
+     [](const char *, const std::string &value, Settings &s) -> Expected<void> {
+         if (value.empty())
+             return UserError{"plugstack.conf argument hub_address= needs a host name or "
+                              "address"};
+         s.c.hubAddress = value;
+         return {};
+     }},
+    {"client_auth",
+     [](const char *key, const std::string &value, Settings &s) -> Expected<void> {
+         if (value != "munge" && value != "native")
+             return badArgument(key, value,
+                                "must be munge (clients prove their user through munged) or "
+                                "native (trust the user a client claims: any local user could "
+                                "join a step)");
+         s.c.clientAuth = value;
+         return {};
+     }},
+    {"dmodex_timeout", timeoutSeconds<&SiteConfig::dmodexTimeoutSec>},
+    {"server_start_timeout", timeoutSeconds<&SiteConfig::serverStartTimeoutSec>},
+    {"profile", absolutePath<[](Settings &s) -> std::string & { return s.c.profile; }>},
+    {"modex_ports",
+     [](const char *key, const std::string &value, Settings &s) -> Expected<void> {
+         if (!portRange(value))
+             return badArgument(key, value,
+                                "must be a range of TCP ports BASE-END within 1024-65535, "
+                                "e.g. modex_ports=24000-25999");
+         s.c.modexPorts = value;
+         return {};
+     }},
+};
+
+// The table and the entry's list of names agree, name by name.
+constexpr bool tableMatchesKeys() {
+    if (std::size(kPlugstackSettings) != std::size(kSiteKeys))
+        return false;
+    for (std::size_t i = 0; i < std::size(kSiteKeys); ++i)
+        if (std::string_view(kPlugstackSettings[i].key) != kSiteKeys[i])
+            return false;
+    return true;
+}
+static_assert(tableMatchesKeys(), "kPlugstackSettings and site_keys.hpp's kSiteKeys differ");
+
+const PlugstackSetting *findSetting(const std::string &key) {
+    for (const PlugstackSetting &row : kPlugstackSettings)
+        if (key == row.key)
+            return &row;
+    return nullptr;
+}
+
 } // namespace
 
 Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
@@ -81,10 +177,9 @@ Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
 Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
                                      const std::string &defaultServer,
                                      const SitePolicyReader &readPolicy) {
-    SiteConfig c;
-    c.server = defaultServer;
+    Settings set;
+    set.c.server = defaultServer;
     std::set<std::string> given;
-    std::string config;
     for (const auto &arg : args) {
         auto eq = arg.find('=');
         if (eq == std::string::npos)
@@ -92,47 +187,15 @@ Expected<SiteConfig> parseSiteConfig(const std::vector<std::string> &args,
         std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
         if (!given.insert(key).second)
             return UserError{"plugstack.conf argument " + key + "= is given twice; keep one"};
-        if (key == "server" || key == "tmpdir" || key == "log_dir" || key == "profile" ||
-            key == "config") {
-            if (value.empty() || value[0] != '/')
-                return UserError{"plugstack.conf argument " + key + "='" + value +
-                                 "' must be an absolute path"};
-            (key == "server"    ? c.server
-             : key == "tmpdir"  ? c.tmpdir
-             : key == "log_dir" ? c.logDir
-             : key == "config"  ? config
-                                : c.profile) = value;
-        } else if (key == "modex_ports") {
-            if (!portRange(value))
-                return UserError{"plugstack.conf argument modex_ports='" + value +
-                                 "' must be a range of TCP ports BASE-END within 1024-65535, "
-                                 "e.g. modex_ports=24000-25999"};
-            c.modexPorts = value;
-        } else if (key == "hub_address") {
-            if (value.empty())
-                return UserError{"plugstack.conf argument hub_address= needs a host name or "
-                                 "address"};
-            c.hubAddress = value;
-        } else if (key == "client_auth") {
-            if (value != "munge" && value != "native")
-                return UserError{"plugstack.conf argument client_auth='" + value +
-                                 "' must be munge (clients prove their user through munged) or "
-                                 "native (trust the user a client claims: any local user could "
-                                 "join a step)"};
-            c.clientAuth = value;
-        } else if (key == "dmodex_timeout") {
-            if (!seconds(value, c.dmodexTimeoutSec))
-                return UserError{"plugstack.conf argument dmodex_timeout='" + value +
-                                 "' must be seconds between 1 and 86400"};
-        } else if (key == "server_start_timeout") {
-            if (!seconds(value, c.serverStartTimeoutSec))
-                return UserError{"plugstack.conf argument server_start_timeout='" + value +
-                                 "' must be seconds between 1 and 86400"};
-        } else {
+        const PlugstackSetting *row = findSetting(key);
+        if (!row)
             return UserError{"unknown plugstack.conf argument '" + key + "' (value '" + value +
                              "'); known: " + kSiteKeyList};
-        }
+        if (auto read = row->read(value, set); !read)
+            return read.error();
     }
+    SiteConfig &c = set.c;
+    const std::string &config = set.config;
     if (!config.empty()) {
         auto policy = readPolicy(config);
         if (!policy)
