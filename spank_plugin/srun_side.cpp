@@ -2,6 +2,7 @@
 
 #include "job_variables.hpp"
 #include "mpi_linkage.hpp"
+#include "os/user_file.hpp"
 #include "plugin_log.hpp"
 #include "pmix_request.hpp"
 #include "site/site_defaults.hpp"
@@ -11,7 +12,6 @@
 #include "srun/plan_step.hpp"
 #include "srun/show_job_map.hpp"
 #include "srun/srun_input.hpp"
-#include "user_file.hpp"
 #include "wire/frame_channel.hpp"
 
 #include <fcntl.h>

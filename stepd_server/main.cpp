@@ -5,7 +5,9 @@
 
 #include "client_admission.hpp"
 #include "hub_collective.hpp"
-#include "owned_directory.hpp"
+#include "os/owned_directory.hpp"
+#include "os/step_directory.hpp"
+#include "os/unique_fd.hpp"
 #include "pinned_ports.hpp"
 #include "plan/step_bindings.hpp"
 #include "pmix_host.hpp"
@@ -14,10 +16,8 @@
 #include "ready/task_notice.hpp"
 #include "server_log.hpp"
 #include "step_config.hpp"
-#include "step_directory.hpp"
 #include "step_modex.hpp"
 #include "step_topology.hpp"
-#include "unique_fd.hpp"
 #include "uv/uv_handle.hpp"
 
 #include <fcntl.h>

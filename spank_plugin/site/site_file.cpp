@@ -15,11 +15,11 @@
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
 #include "modex/modex_mode.hpp"
+#include "os/unique_fd.hpp"
+#include "os/user_file.hpp"
 #include "pinned_ports.hpp"
 #include "request/map_policy.hpp"
 #include "site/serve_line.hpp"
-#include "unique_fd.hpp"
-#include "user_file.hpp"
 #include "yaml/strict_yaml.hpp"
 
 namespace stepmap::plugin {

@@ -2,10 +2,10 @@
 
 #include "child_process.hpp"
 #include "hub/rendezvous_hub.hpp"
+#include "os/unique_fd.hpp"
 #include "plan/launch_plan.hpp"
 #include "ready/ready_report.hpp"
 #include "ready/ready_socket.hpp"
-#include "unique_fd.hpp"
 #include "wire/secret.hpp"
 
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 #include "handshake_gate.hpp"
 
-#include "peer_owner.hpp"
+#include "os/peer_owner.hpp"
 
 #include <netdb.h>
 #include <sys/socket.h>

@@ -4,7 +4,7 @@
 #include "timeline/step_timeline.hpp"
 #include "tree_shape.hpp"
 
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 #include "uv/frame_connection.hpp"
 #include "uv/uv_handle.hpp"
 #include "wire/payloads.hpp"

@@ -1,6 +1,6 @@
-#include "peer_owner.hpp"
+#include "os/peer_owner.hpp"
 
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 
 #include <arpa/inet.h>
 #include <linux/inet_diag.h>

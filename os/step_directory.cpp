@@ -1,4 +1,4 @@
-#include "step_directory.hpp"
+#include "os/step_directory.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
-#include "user_file.hpp"
+#include "os/user_file.hpp"
 
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

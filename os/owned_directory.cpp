@@ -1,6 +1,6 @@
-#include "owned_directory.hpp"
+#include "os/owned_directory.hpp"
 
-#include "step_directory.hpp"
+#include "os/step_directory.hpp"
 
 #include <utility>
 

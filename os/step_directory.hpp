@@ -6,7 +6,7 @@
 // it anywhere else.
 
 #include "base/expected.hpp"
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 
 #include <sys/types.h>
 
