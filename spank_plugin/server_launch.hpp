@@ -11,7 +11,7 @@
 
 #include "base/expected.hpp"
 #include "os/unique_fd.hpp"
-#include "ready/ready_report.hpp"
+#include "protocol/ready/ready_report.hpp"
 
 #include <sys/resource.h>
 #include <sys/types.h>

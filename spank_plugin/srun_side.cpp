@@ -5,6 +5,7 @@
 #include "os/user_file.hpp"
 #include "plugin_log.hpp"
 #include "pmix_request.hpp"
+#include "protocol/wire/frame_channel.hpp"
 #include "site/site_defaults.hpp"
 #include "slurm_release.hpp"
 #include "srun/apply_to_srun.hpp"
@@ -12,7 +13,6 @@
 #include "srun/plan_step.hpp"
 #include "srun/show_job_map.hpp"
 #include "srun/srun_input.hpp"
-#include "wire/frame_channel.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

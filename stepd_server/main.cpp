@@ -11,14 +11,14 @@
 #include "pinned_ports.hpp"
 #include "plan/step_bindings.hpp"
 #include "pmix_host.hpp"
-#include "ready/ready_report.hpp"
-#include "ready/ready_socket.hpp"
-#include "ready/task_notice.hpp"
+#include "protocol/ready/ready_report.hpp"
+#include "protocol/ready/ready_socket.hpp"
+#include "protocol/ready/task_notice.hpp"
+#include "protocol/uv/uv_handle.hpp"
 #include "server_log.hpp"
 #include "step_config.hpp"
 #include "step_modex.hpp"
 #include "step_topology.hpp"
-#include "uv/uv_handle.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -4,9 +4,9 @@
 #include "interface_selection.hpp"
 #include "profile/profile_diff.hpp"
 #include "profile/sysfs_probe.hpp"
+#include "protocol/wire/secret.hpp"
 #include "record_check.hpp"
 #include "tcp_record.hpp"
-#include "wire/secret.hpp"
 
 #include <cstdio>
 #include <set>

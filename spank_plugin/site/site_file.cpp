@@ -14,10 +14,10 @@
 
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
-#include "modex/modex_mode.hpp"
 #include "os/unique_fd.hpp"
 #include "os/user_file.hpp"
 #include "pinned_ports.hpp"
+#include "protocol/modex/modex_mode.hpp"
 #include "request/map_policy.hpp"
 #include "site/serve_line.hpp"
 #include "yaml/strict_yaml.hpp"

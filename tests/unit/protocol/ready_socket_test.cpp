@@ -2,8 +2,8 @@
 // over a real socketpair.
 
 #include "os/unique_fd.hpp"
-#include "ready/ready_report.hpp"
-#include "ready/ready_socket.hpp"
+#include "protocol/ready/ready_report.hpp"
+#include "protocol/ready/ready_socket.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
