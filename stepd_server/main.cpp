@@ -5,10 +5,10 @@
 
 #include "client_admission.hpp"
 #include "hub_collective.hpp"
+#include "modexless/pinned_ports.hpp"
 #include "os/owned_directory.hpp"
 #include "os/step_directory.hpp"
 #include "os/unique_fd.hpp"
-#include "pinned_ports.hpp"
 #include "plan/step_bindings.hpp"
 #include "pmix_host.hpp"
 #include "protocol/ready/ready_report.hpp"

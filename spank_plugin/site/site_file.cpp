@@ -14,9 +14,9 @@
 
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
+#include "modexless/pinned_ports.hpp"
 #include "os/unique_fd.hpp"
 #include "os/user_file.hpp"
-#include "pinned_ports.hpp"
 #include "protocol/modex/modex_mode.hpp"
 #include "request/map_policy.hpp"
 #include "site/serve_line.hpp"

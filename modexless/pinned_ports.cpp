@@ -1,4 +1,4 @@
-#include "pinned_ports.hpp"
+#include "modexless/pinned_ports.hpp"
 
 #include <algorithm>
 #include <arpa/inet.h>

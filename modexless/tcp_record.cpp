@@ -1,4 +1,4 @@
-#include "tcp_record.hpp"
+#include "modexless/tcp_record.hpp"
 
 #include <bit>
 

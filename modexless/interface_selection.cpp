@@ -1,4 +1,4 @@
-#include "interface_selection.hpp"
+#include "modexless/interface_selection.hpp"
 
 #include <arpa/inet.h>
 

@@ -1,4 +1,4 @@
-#include "client_environment.hpp"
+#include "modexless/client_environment.hpp"
 
 namespace stepmap::modexless {
 

@@ -4,7 +4,7 @@
 // profile, for the server's log: a mismatch ends the step with its reason
 // (a peer connecting to a wrong record would wait forever).
 
-#include "tcp_record.hpp"
+#include "modexless/tcp_record.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "record_check.hpp"
+#include "modexless/record_check.hpp"
 
 #include <arpa/inet.h>
 

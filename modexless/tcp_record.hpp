@@ -5,7 +5,7 @@
 // IPv4 and IPv6, see client_environment.hpp). Built field by field at Open
 // MPI's offsets and byte orders; the layouts are described in README.md.
 
-#include "interface_selection.hpp"
+#include "modexless/interface_selection.hpp"
 #include "profile/interconnect_profile.hpp"
 
 #include <cstddef>
