@@ -65,7 +65,7 @@ signature() {
 	grep -m1 -o 'SUMMARY: [A-Za-z]*Sanitizer: .*' <<<"$log" && return
 	local kind frame
 	kind=$(grep -m1 -o 'ERROR: libFuzzer: [a-z-]*' <<<"$log" || echo 'no failure on replay')
-	frame=$(grep -m1 -oE ' in [^ ].* [^ ]*/(mapper|spank_plugin|stepd_server|topology)/[^ ]*' <<<"$log" || true)
+	frame=$(grep -m1 -oE ' in [^ ].* [^ ]*/(mapper|topology|os|protocol|modexless|site|spank_plugin|stepd_server)/[^ ]*' <<<"$log" || true)
 	echo "$kind$frame"
 }
 

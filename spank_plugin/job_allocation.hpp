@@ -15,7 +15,7 @@
 
 #include "allocation_request.hpp"
 #include "base/expected.hpp"
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 
 namespace stepmap::plugin {
 

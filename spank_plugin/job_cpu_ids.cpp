@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "hosts/hostlist.hpp"
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 
 extern char **environ;
 

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 
 namespace stepmap::plugin {
 

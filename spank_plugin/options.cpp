@@ -2,7 +2,7 @@
 
 #include "display_map.hpp"
 #include "hosts/host_list.hpp"
-#include "modex/modex_mode.hpp"
+#include "protocol/modex/modex_mode.hpp"
 #include "request/map_policy.hpp"
 #include "request/parastation_request.hpp"
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "base/expected.hpp"
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 
 namespace stepmap::plugin {
 

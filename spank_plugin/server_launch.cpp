@@ -1,6 +1,6 @@
 #include "server_launch.hpp"
 
-#include "ready/ready_socket.hpp"
+#include "protocol/ready/ready_socket.hpp"
 
 #include <fcntl.h>
 #include <grp.h>

@@ -10,8 +10,8 @@
 // handed over on a socket only root processes held, and signals only that.
 
 #include "base/expected.hpp"
-#include "ready/ready_report.hpp"
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
+#include "protocol/ready/ready_report.hpp"
 
 #include <sys/resource.h>
 #include <sys/types.h>

@@ -1,6 +1,6 @@
 #include "server_log_file.hpp"
 
-#include "wire/secret.hpp"
+#include "protocol/wire/secret.hpp"
 
 #include <fcntl.h>
 

@@ -8,7 +8,7 @@
 // made new (O_EXCL), never through a link.
 
 #include "base/expected.hpp"
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 
 #include <array>
 #include <cstdint>

@@ -3,7 +3,7 @@
 #include "site/site_file.hpp"
 #include "site_keys.hpp"
 
-#include "pinned_ports.hpp"
+#include "modexless/pinned_ports.hpp"
 
 #include <charconv>
 #include <iterator>

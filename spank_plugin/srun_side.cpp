@@ -2,8 +2,10 @@
 
 #include "job_variables.hpp"
 #include "mpi_linkage.hpp"
+#include "os/user_file.hpp"
 #include "plugin_log.hpp"
 #include "pmix_request.hpp"
+#include "protocol/wire/frame_channel.hpp"
 #include "site/site_defaults.hpp"
 #include "slurm_release.hpp"
 #include "srun/apply_to_srun.hpp"
@@ -11,8 +13,6 @@
 #include "srun/plan_step.hpp"
 #include "srun/show_job_map.hpp"
 #include "srun/srun_input.hpp"
-#include "user_file.hpp"
-#include "wire/frame_channel.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

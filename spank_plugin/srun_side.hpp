@@ -8,12 +8,12 @@
 // ends srun here, at the hook, with the message.
 
 #include "job_allocation.hpp"
+#include "os/unique_fd.hpp"
 #include "plan/launch_plan.hpp"
+#include "protocol/timeline/critical_path.hpp"
 #include "site_config.hpp"
 #include "srun/served_decision.hpp"
 #include "srun/step_hub.hpp"
-#include "timeline/critical_path.hpp"
-#include "unique_fd.hpp"
 
 #include <map>
 #include <memory>

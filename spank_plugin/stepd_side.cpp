@@ -4,12 +4,12 @@
 #include "job_variables.hpp"
 #include "plan/step_bindings.hpp"
 
+#include "os/step_directory.hpp"
 #include "plugin_log.hpp"
-#include "ready/ready_socket.hpp"
-#include "ready/task_notice.hpp"
+#include "protocol/ready/ready_socket.hpp"
+#include "protocol/ready/task_notice.hpp"
+#include "protocol/timeline/step_timeline.hpp"
 #include "server_log_file.hpp"
-#include "step_directory.hpp"
-#include "timeline/step_timeline.hpp"
 
 #include <fcntl.h>
 #include <sched.h>

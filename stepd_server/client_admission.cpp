@@ -1,6 +1,6 @@
 #include "client_admission.hpp"
 
-#include "peer_owner.hpp"
+#include "os/peer_owner.hpp"
 #include "server_log.hpp"
 
 #include <arpa/inet.h>

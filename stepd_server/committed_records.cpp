@@ -1,7 +1,7 @@
 #include "committed_records.hpp"
 
-#include "record_check.hpp"
-#include "tcp_record.hpp"
+#include "modexless/record_check.hpp"
+#include "modexless/tcp_record.hpp"
 
 #include <memory>
 

@@ -4,8 +4,8 @@
 // link to srun's hub, and the link's view of this node's PMIx server.
 // Loop thread only.
 
-#include "hub/hub_link.hpp"
 #include "pmix_host.hpp"
+#include "protocol/hub/hub_link.hpp"
 #include "step_config.hpp"
 
 #include <functional>

@@ -5,20 +5,20 @@
 
 #include "client_admission.hpp"
 #include "hub_collective.hpp"
-#include "owned_directory.hpp"
-#include "pinned_ports.hpp"
+#include "modexless/pinned_ports.hpp"
+#include "os/owned_directory.hpp"
+#include "os/step_directory.hpp"
+#include "os/unique_fd.hpp"
 #include "plan/step_bindings.hpp"
 #include "pmix_host.hpp"
-#include "ready/ready_report.hpp"
-#include "ready/ready_socket.hpp"
-#include "ready/task_notice.hpp"
+#include "protocol/ready/ready_report.hpp"
+#include "protocol/ready/ready_socket.hpp"
+#include "protocol/ready/task_notice.hpp"
+#include "protocol/uv/uv_handle.hpp"
 #include "server_log.hpp"
 #include "step_config.hpp"
-#include "step_directory.hpp"
 #include "step_modex.hpp"
 #include "step_topology.hpp"
-#include "unique_fd.hpp"
-#include "uv/uv_handle.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

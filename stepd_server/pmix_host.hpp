@@ -8,8 +8,8 @@
 #include "base/expected.hpp"
 #include "loop_inbox.hpp"
 #include "plan/launch_plan.hpp"
+#include "protocol/timeline/exchange_counters.hpp"
 #include "served_profile.hpp"
-#include "timeline/exchange_counters.hpp"
 
 #include <hwloc.h>
 #include <pmix_server.h>

@@ -1,7 +1,7 @@
 #include "step_config.hpp"
 
 #include "profile/profile_yaml.hpp"
-#include "wire/secret.hpp"
+#include "protocol/wire/secret.hpp"
 
 #include <unistd.h>
 

@@ -4,9 +4,9 @@
 // and environment (set by the plugin in slurmstepd).
 
 #include "base/expected.hpp"
-#include "modex/modex_mode.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/interconnect_profile.hpp"
+#include "protocol/modex/modex_mode.hpp"
 #include "server_log.hpp"
 
 #include <optional>

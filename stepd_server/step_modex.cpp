@@ -1,12 +1,12 @@
 #include "step_modex.hpp"
 
-#include "client_environment.hpp"
-#include "interface_selection.hpp"
+#include "modexless/client_environment.hpp"
+#include "modexless/interface_selection.hpp"
+#include "modexless/record_check.hpp"
+#include "modexless/tcp_record.hpp"
 #include "profile/profile_diff.hpp"
 #include "profile/sysfs_probe.hpp"
-#include "record_check.hpp"
-#include "tcp_record.hpp"
-#include "wire/secret.hpp"
+#include "protocol/wire/secret.hpp"
 
 #include <cstdio>
 #include <set>

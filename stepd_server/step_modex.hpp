@@ -11,7 +11,7 @@
 #include "served_profile.hpp"
 #include "step_config.hpp"
 
-#include "pinned_ports.hpp"
+#include "modexless/pinned_ports.hpp"
 
 #include <map>
 #include <optional>

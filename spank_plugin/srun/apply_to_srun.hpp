@@ -6,10 +6,10 @@
 
 #include "base/expected.hpp"
 #include "job_allocation.hpp"
+#include "os/unique_fd.hpp"
 #include "plan/launch_plan.hpp"
 #include "request/plan_request.hpp"
 #include "site_config.hpp"
-#include "unique_fd.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,9 +1,9 @@
 #include "srun/modex_environment.hpp"
 
 #include "job_variables.hpp"
-#include "modex/modex_mode.hpp"
 #include "profile/profile_subset.hpp"
 #include "profile/profile_yaml.hpp"
+#include "protocol/modex/modex_mode.hpp"
 
 #include <algorithm>
 #include <iterator>

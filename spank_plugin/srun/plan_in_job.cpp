@@ -1,9 +1,9 @@
 #include "srun/plan_in_job.hpp"
 
+#include "os/user_file.hpp"
 #include "slurm_release.hpp"
 #include "srun/slurm_queries.hpp"
 #include "srun/step_environment.hpp"
-#include "user_file.hpp"
 
 namespace stepmap::plugin {
 

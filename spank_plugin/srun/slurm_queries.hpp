@@ -8,7 +8,7 @@
 #include "allocation_request.hpp"
 #include "base/expected.hpp"
 #include "hosts/allocation.hpp"
-#include "hub/rendezvous_hub.hpp"
+#include "protocol/hub/rendezvous_hub.hpp"
 #include "request/plan_request.hpp"
 #include "site_config.hpp"
 #include "srun/step_environment.hpp"

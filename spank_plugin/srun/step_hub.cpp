@@ -2,9 +2,9 @@
 
 #include "job_variables.hpp"
 #include "plugin_log.hpp"
+#include "protocol/wire/secret.hpp"
 #include "slurm_release.hpp"
 #include "srun/slurm_queries.hpp"
-#include "wire/secret.hpp"
 
 #include <chrono>
 #include <csignal>

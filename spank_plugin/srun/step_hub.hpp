@@ -5,11 +5,11 @@
 // is then killed), collects the node servers' timelines for srun -v, and
 // gives srun the status to exit with.
 
-#include "hub/rendezvous_hub.hpp"
 #include "plan/launch_plan.hpp"
+#include "protocol/hub/rendezvous_hub.hpp"
+#include "protocol/timeline/critical_path.hpp"
+#include "protocol/timeline/exchange_counters.hpp"
 #include "site_config.hpp"
-#include "timeline/critical_path.hpp"
-#include "timeline/exchange_counters.hpp"
 
 #include <atomic>
 #include <condition_variable>

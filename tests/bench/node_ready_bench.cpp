@@ -16,7 +16,7 @@
 #include "child_process.hpp"
 #include "node_topology.hpp"
 #include "planner/planner.hpp"
-#include "ready/ready_socket.hpp"
+#include "protocol/ready/ready_socket.hpp"
 #include "request/map_policy.hpp"
 
 #include <arpa/inet.h>

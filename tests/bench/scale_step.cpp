@@ -1,12 +1,12 @@
 #include "scale_step.hpp"
 
 #include "child_process.hpp"
-#include "hub/rendezvous_hub.hpp"
+#include "os/unique_fd.hpp"
 #include "plan/launch_plan.hpp"
-#include "ready/ready_report.hpp"
-#include "ready/ready_socket.hpp"
-#include "unique_fd.hpp"
-#include "wire/secret.hpp"
+#include "protocol/hub/rendezvous_hub.hpp"
+#include "protocol/ready/ready_report.hpp"
+#include "protocol/ready/ready_socket.hpp"
+#include "protocol/wire/secret.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -11,7 +11,7 @@ included). A word is a citation when
 - it has a folder and a source file's extension (.cpp, .hpp, .py, .sh, .md,
   meson.build, ...) or ends in .* (hub/fence_tree.*), or its first folder
   is one of the repository's, at the root or next to the citing file
-  (stepd_server/os/, os/README.md, e2e/test_mpi_stacks);
+  (protocol/hub/, os/README.md, e2e/test_mpi_stacks);
 - it is a bare file name with such an extension (option_table.hpp), a
   bare glob (user_file.*) or a bare folder (base/).
 Not citations: URLs, absolute paths, ~, $VARIABLES, @PLACEHOLDERS@,
@@ -21,7 +21,7 @@ bare names that also name files outside the repository (slurm.conf,
 stepmap.yaml).
 
 A citation resolves against the citing file's folder, then the repository
-root; it may leave out its extension (stepd_server/os/user_file); a glob
+root; it may leave out its extension (os/user_file); a glob
 must match something. A bare name may also name a file or folder anywhere
 in the repository (the text names its folder nearby). A path leading out of
 the repository (../shared/notes/...) fails too: the repository cannot keep

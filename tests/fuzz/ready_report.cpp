@@ -4,7 +4,7 @@
 // with s = 1 + byte / 8; the rest is the report. A report it accepts must
 // survive encodeReadyReport and decodeReadyReport unchanged.
 
-#include "ready/ready_report.hpp"
+#include "protocol/ready/ready_report.hpp"
 #include "fuzz_check.hpp"
 
 #include <map>

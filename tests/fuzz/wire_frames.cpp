@@ -14,11 +14,11 @@
 // the servers do.
 
 #include "fuzz_check.hpp"
-#include "timeline/exchange_counters.hpp"
-#include "timeline/step_timeline.hpp"
-#include "wire/byte_buffer.hpp"
-#include "wire/frame_channel.hpp"
-#include "wire/payloads.hpp"
+#include "protocol/timeline/exchange_counters.hpp"
+#include "protocol/timeline/step_timeline.hpp"
+#include "protocol/wire/byte_buffer.hpp"
+#include "protocol/wire/frame_channel.hpp"
+#include "protocol/wire/payloads.hpp"
 
 #include <algorithm>
 

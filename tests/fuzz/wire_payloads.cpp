@@ -8,12 +8,12 @@
 // digits, in any case).
 
 #include "fuzz_check.hpp"
-#include "timeline/critical_path.hpp"
-#include "timeline/exchange_counters.hpp"
-#include "timeline/step_timeline.hpp"
-#include "wire/payloads.hpp"
-#include "wire/profile_payloads.hpp"
-#include "wire/secret.hpp"
+#include "protocol/timeline/critical_path.hpp"
+#include "protocol/timeline/exchange_counters.hpp"
+#include "protocol/timeline/step_timeline.hpp"
+#include "protocol/wire/payloads.hpp"
+#include "protocol/wire/profile_payloads.hpp"
+#include "protocol/wire/secret.hpp"
 
 #include <cctype>
 #include <iterator>

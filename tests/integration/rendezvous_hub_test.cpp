@@ -3,10 +3,10 @@
 // through it; a peer without the secret is dropped and changes nothing.
 
 #include "../unit/protocol/reply_outcome.hpp"
-#include "hub/rendezvous_hub.hpp"
-#include "uv/frame_connection.hpp"
-#include "wire/payloads.hpp"
-#include "wire/secret.hpp"
+#include "protocol/hub/rendezvous_hub.hpp"
+#include "protocol/uv/frame_connection.hpp"
+#include "protocol/wire/payloads.hpp"
+#include "protocol/wire/secret.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 
 usage: man_site_file_coverage.py STEPMAP_YAML_5 SITE_FILE_HPP
 
-Every key of kSitePolicyKeys (spank_plugin/site/site_file.hpp, dotted paths
+Every key of kSitePolicyKeys (site/site_file.hpp, dotted paths
 such as defaults.map_by) has its entry (.TP, "key: value") under KEYS; an
 entry for a key the parser does not know fails too.
 """

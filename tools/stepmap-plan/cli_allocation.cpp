@@ -16,7 +16,7 @@
 #include "hosts/host_list.hpp"
 #include "hosts/hostlist.hpp"
 #include "hosts/node_model.hpp"
-#include "user_file.hpp"
+#include "os/user_file.hpp"
 
 extern char **environ;
 

@@ -1,7 +1,7 @@
 #include "cli_files.hpp"
 
+#include "os/user_file.hpp"
 #include "request/request_options.hpp"
-#include "user_file.hpp"
 
 namespace stepmap::cli {
 

@@ -10,7 +10,7 @@
 #include "base/quote.hpp"
 #include "hosts/node_model.hpp"
 #include "node_topology.hpp"
-#include "user_file.hpp"
+#include "os/user_file.hpp"
 
 namespace stepmap::cli {
 

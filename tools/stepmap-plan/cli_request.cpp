@@ -1,9 +1,9 @@
 #include "cli_request.hpp"
 
 #include "base/quote.hpp"
+#include "os/user_file.hpp"
 #include "request/parastation_request.hpp"
 #include "request/request_options.hpp"
-#include "user_file.hpp"
 
 namespace stepmap::cli {
 

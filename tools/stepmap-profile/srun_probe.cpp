@@ -14,8 +14,8 @@
 
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
+#include "os/user_file.hpp"
 #include "profile/profile_yaml.hpp"
-#include "user_file.hpp"
 
 extern char **environ;
 

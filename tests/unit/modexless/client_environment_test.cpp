@@ -2,7 +2,7 @@
 // names (the same in both) for async modex without data collection and the
 // pinned btl tcp port, IPv4 and IPv6.
 
-#include "client_environment.hpp"
+#include "modexless/client_environment.hpp"
 
 #include <gtest/gtest.h>
 

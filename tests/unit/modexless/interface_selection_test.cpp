@@ -1,7 +1,7 @@
 // Which interfaces and addresses Open MPI's btl tcp publishes, by its default
 // rules (README.md of stepd_server/modexless), on made-up nodes.
 
-#include "interface_selection.hpp"
+#include "modexless/interface_selection.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The pinned listen ports: the documented range, Slurm's reserved ports, and
 // the bind test run before the tasks start.
 
-#include "pinned_ports.hpp"
+#include "modexless/pinned_ports.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // What the server logs when a rank's committed TCP record is not the one
 // predicted from the profile.
 
-#include "record_check.hpp"
+#include "modexless/record_check.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,10 +2,10 @@
 // really committed (tests/fixtures/modexless), Open MPI 5.0 against the
 // layout read in the 5.0.10 source (no 5.0 build here to capture from).
 
-#include "tcp_record.hpp"
+#include "modexless/tcp_record.hpp"
 
 #include "captured_machine.hpp"
-#include "record_check.hpp"
+#include "modexless/record_check.hpp"
 
 #include <gtest/gtest.h>
 

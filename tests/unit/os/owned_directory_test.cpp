@@ -1,8 +1,8 @@
 // The owner of the server's directory (stepd_server/os/owned_directory.hpp):
 // the tree goes with the owner, whatever the way out.
 
-#include "owned_directory.hpp"
-#include "step_directory.hpp"
+#include "os/owned_directory.hpp"
+#include "os/step_directory.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,8 +1,8 @@
 // The owner of a TCP connection's other end, as the kernel's socket
 // diagnostics tell it: what the node server's PMIx listener admits by.
 
-#include "peer_owner.hpp"
-#include "unique_fd.hpp"
+#include "os/peer_owner.hpp"
+#include "os/unique_fd.hpp"
 
 #include <gtest/gtest.h>
 

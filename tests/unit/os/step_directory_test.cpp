@@ -1,7 +1,7 @@
 // The server's private directory: unpredictable names, the ownership check,
 // and removal that never follows a link, even one swapped in mid-walk.
 
-#include "step_directory.hpp"
+#include "os/step_directory.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The one owner of a file descriptor (stepd_server/os/unique_fd.hpp).
 
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

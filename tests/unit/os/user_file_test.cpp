@@ -2,7 +2,7 @@
 // and pipes (`<(cmd)`) read to their writer's end within a deadline;
 // devices and directories refused at once, never waited on.
 
-#include "user_file.hpp"
+#include "os/user_file.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -21,7 +21,7 @@
 
 #include <gtest/gtest.h>
 
-#include "modex/modex_mode.hpp"
+#include "protocol/modex/modex_mode.hpp"
 #include "request/map_policy.hpp"
 #include "site/serve_line.hpp"
 #include "site_config.hpp"

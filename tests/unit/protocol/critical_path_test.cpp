@@ -2,7 +2,7 @@
 // user reads to see where the start-up went, per phase the median over the
 // nodes and the slowest node.
 
-#include "timeline/critical_path.hpp"
+#include "protocol/timeline/critical_path.hpp"
 
 #include <gtest/gtest.h>
 

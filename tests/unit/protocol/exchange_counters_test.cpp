@@ -2,7 +2,7 @@
 // form, decoded strictly (the hub reads it from the network), the node
 // server's log line and srun -v's step totals.
 
-#include "timeline/exchange_counters.hpp"
+#include "protocol/timeline/exchange_counters.hpp"
 
 #include <gtest/gtest.h>
 

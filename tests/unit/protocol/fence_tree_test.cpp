@@ -7,9 +7,9 @@
 // listener are closed and change nothing, and a flood of them, from other
 // addresses or another local user, does not keep a child out.
 
-#include "hub/fence_tree.hpp"
-#include "wire/payloads.hpp"
-#include "wire/secret.hpp"
+#include "protocol/hub/fence_tree.hpp"
+#include "protocol/wire/payloads.hpp"
+#include "protocol/wire/secret.hpp"
 
 #include "reply_outcome.hpp"
 #include <arpa/inet.h>

@@ -1,8 +1,8 @@
 // The authenticated frame stream between node servers and srun's hub:
 // frames pass only with the step's secret, in order, unmodified.
 
-#include "wire/frame_channel.hpp"
-#include "wire/payloads.hpp"
+#include "protocol/wire/frame_channel.hpp"
+#include "protocol/wire/payloads.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,10 +2,10 @@
 // on its own thread and the links on a libuv loop here, over loopback; the
 // node's PMIx server is a fake host.
 
-#include "hub/hub_link.hpp"
-#include "hub/rendezvous_hub.hpp"
-#include "wire/payloads.hpp"
-#include "wire/secret.hpp"
+#include "protocol/hub/hub_link.hpp"
+#include "protocol/hub/rendezvous_hub.hpp"
+#include "protocol/wire/payloads.hpp"
+#include "protocol/wire/secret.hpp"
 
 #include "reply_outcome.hpp"
 

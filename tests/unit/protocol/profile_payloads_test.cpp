@@ -1,7 +1,7 @@
 // The profile rendezvous' payloads (wire/profile_payloads.hpp): what a node
 // server says of its entry and the hub's verdict, decoded strictly.
 
-#include "wire/profile_payloads.hpp"
+#include "protocol/wire/profile_payloads.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The server's ready report as the plugin (root) reads it: only what the
 // server may say, bounded, and nothing that names a process.
 
-#include "ready/ready_report.hpp"
+#include "protocol/ready/ready_report.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // The ready socket's two ends (stepd_server/protocol/ready/ready_socket.hpp)
 // over a real socketpair.
 
-#include "ready/ready_report.hpp"
-#include "ready/ready_socket.hpp"
-#include "unique_fd.hpp"
+#include "os/unique_fd.hpp"
+#include "protocol/ready/ready_report.hpp"
+#include "protocol/ready/ready_socket.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

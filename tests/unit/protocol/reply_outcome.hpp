@@ -3,7 +3,7 @@
 // What the protocol tests share: a fence's or direct modex's outcome as the
 // node server would get it, and running a libuv loop until something holds.
 
-#include "hub/data_reply.hpp"
+#include "protocol/hub/data_reply.hpp"
 
 #include <uv.h>
 

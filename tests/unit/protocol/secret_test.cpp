@@ -1,4 +1,4 @@
-#include "wire/secret.hpp"
+#include "protocol/wire/secret.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // A node server's timeline (timeline/step_timeline.hpp): bounded recording,
 // and its wire form decoded strictly (the hub reads it from the network).
 
-#include "timeline/step_timeline.hpp"
-#include "wire/byte_buffer.hpp"
+#include "protocol/timeline/step_timeline.hpp"
+#include "protocol/wire/byte_buffer.hpp"
 
 #include <gtest/gtest.h>
 

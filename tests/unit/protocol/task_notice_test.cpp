@@ -1,7 +1,7 @@
 // Task notices on the ready socket (stepd_server/protocol/ready/task_notice.hpp):
 // what slurmstepd writes, the server reads back; anything else is ignored.
 
-#include "ready/task_notice.hpp"
+#include "protocol/ready/task_notice.hpp"
 
 #include <gtest/gtest.h>
 

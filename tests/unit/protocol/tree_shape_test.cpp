@@ -2,8 +2,8 @@
 // child, subtree sizes and depth, for the node counts and fan-outs a step
 // can have; and the tree messages' strict codecs (wire/payloads.hpp).
 
-#include "hub/tree_shape.hpp"
-#include "wire/payloads.hpp"
+#include "protocol/hub/tree_shape.hpp"
+#include "protocol/wire/payloads.hpp"
 
 #include <gtest/gtest.h>
 

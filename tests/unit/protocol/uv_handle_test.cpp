@@ -1,8 +1,8 @@
 // The libuv handle owner (uv/uv_handle.hpp) and a FrameConnection's owner
 // pointer: letting go closes, and the loop then closes with nothing left.
 
-#include "uv/frame_connection.hpp"
-#include "uv/uv_handle.hpp"
+#include "protocol/uv/frame_connection.hpp"
+#include "protocol/uv/uv_handle.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 
 #include "step_modex.hpp"
 
+#include "modexless/tcp_record.hpp"
 #include "profile/profile_yaml.hpp"
-#include "tcp_record.hpp"
 
 #include <gtest/gtest.h>
 

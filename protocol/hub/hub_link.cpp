@@ -1,0 +1,378 @@
+#include "protocol/hub/hub_link.hpp"
+
+#include "protocol/wire/payloads.hpp"
+#include "protocol/wire/profile_payloads.hpp"
+
+namespace stepmap::hub {
+
+using wire::MessageType;
+
+HubLink::HubLink(uv_loop_t *loop, Settings settings, LinkHost &host,
+                 std::function<void(const std::string &)> onLost)
+    : loop_(loop), settings_(std::move(settings)), host_(host), statuses_(host.statuses()),
+      onLost_(std::move(onLost)), timeline_(settings_.timeline) {}
+
+HubLink::~HubLink() {
+    onLost_ = nullptr;
+    failAll("server is stopping");
+    conn_.reset();
+}
+
+void HubLink::connect() {
+    retry_ = uvnet::makeTimer(loop_);
+    retry_->data = this;
+    joinDeadline_ = uv_now(loop_) + static_cast<std::uint64_t>(settings_.joinRetryMs);
+    open();
+}
+
+void HubLink::open() {
+    uvnet::FrameConnection::Callbacks cb;
+    cb.onFrames = [this](uvnet::FrameConnection &, std::vector<wire::Frame> &frames) {
+        onFrames(frames);
+    };
+    cb.onClosed = [this](uvnet::FrameConnection &, const std::string &why) { onClosed(why); };
+    conn_ = uvnet::FrameConnection::connect(loop_, settings_.hubHost, settings_.hubPort,
+                                            settings_.secret, std::move(cb));
+    // A failure to resolve or connect was reported (onClosed) already.
+    if (conn_ && conn_->closing())
+        conn_.reset();
+}
+
+void HubLink::onClosed(const std::string &why) {
+    conn_.reset();
+    ready_ = false;
+    if (!everJoined_ && onLost_ && uv_now(loop_) + 250 < joinDeadline_) {
+        host_.log("could not join srun's rendezvous (" + why + "); trying again");
+        uv_timer_start(
+            retry_.get(), [](uv_timer_t *t) { static_cast<HubLink *>(t->data)->open(); }, 250, 0);
+        return;
+    }
+    failAll("lost the connection to srun's rendezvous: " + why);
+    if (onLost_)
+        onLost_("connection to srun's rendezvous at " + settings_.hubHost + ":" +
+                std::to_string(settings_.hubPort) + " ended: " + why);
+}
+
+void HubLink::leave() {
+    onProfileVerdict_ = nullptr;
+    if (retry_)
+        uv_timer_stop(retry_.get());
+    const unsigned fences = fencesDone_ + (tree_ ? tree_->fencesDone() : 0);
+    tree_.reset();
+    host_.log("served " + std::to_string(fences) + " fences, asked " + std::to_string(modexAsked_) +
+              " and answered " + std::to_string(counted_.modexAnswered) + " direct-modex requests");
+    timeline::ExchangeCounters exchange = host_.exchangeCounters();
+    exchange += counted_;
+    host_.log(timeline::describeNodeExchange(exchange));
+    if (!conn_)
+        return;
+    onLost_ = nullptr;
+    timeline_.record(timeline::Mark::Leaving);
+    if (ready_) {
+        // srun -v's breakdown of the step (timeline/critical_path.hpp) and
+        // its exchange totals (timeline/exchange_counters.hpp).
+        conn_->send(MessageType::Exchange, timeline::encodeCounters(exchange));
+        conn_->send(MessageType::Timeline, timeline::encodeEvents(timeline_.events()));
+        conn_->send(MessageType::Shutdown, wire::encode(wire::ShutdownMsg{0, "done"}));
+    }
+    conn_->closeAfterFlush("leaving");
+}
+
+void HubLink::send(MessageType type, std::string payload) {
+    if (ready_ && conn_)
+        conn_->send(type, payload);
+    else
+        queued_.emplace_back(type, std::move(payload));
+}
+
+void HubLink::onFrames(std::vector<wire::Frame> &frames) {
+    for (auto &f : frames)
+        if (!handle(f))
+            return;
+}
+
+bool HubLink::handle(wire::Frame &f) {
+    switch (f.type) {
+    case MessageType::Challenge:
+        conn_->send(conn_->channel().makeHello(settings_.nodeIndex));
+        return true;
+    case MessageType::Welcome:
+        onWelcome(f);
+        return conn_ != nullptr;
+    case MessageType::TreeParent:
+        return onTreeParent(f);
+    case MessageType::TreeRelay:
+        return onTreeRelay(f);
+    case MessageType::FenceDone:
+        return onFenceDone(f);
+    case MessageType::DmodexRequest:
+        return onDmodexRequest(f);
+    case MessageType::ProfileVerdict:
+        return onProfileVerdict(f);
+    case MessageType::DmodexResponse: {
+        auto m = wire::decodeDmodexResponse(f.payload);
+        if (!m) {
+            conn_->close("malformed direct modex response");
+            return false;
+        }
+        finishModex(m->requestId, m->status, std::move(m->data), "the owning node answered so");
+        return true;
+    }
+    case MessageType::Shutdown: {
+        auto m = wire::decodeShutdown(f.payload);
+        std::string why = m ? m->reason : "shutdown";
+        auto lost = std::move(onLost_);
+        conn_->close("hub ends the step");
+        if (lost)
+            lost("srun ends the step: " + why);
+        return false;
+    }
+    default:
+        conn_->close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
+        return false;
+    }
+}
+
+void HubLink::onWelcome(const wire::Frame &f) {
+    auto m = wire::decodeWelcome(f.payload);
+    if (!m || everJoined_) {
+        conn_->close("malformed welcome");
+        return;
+    }
+    // Only now is this server in the step: until then the hub may drop the
+    // connection (it makes room when flooded) and we retry.
+    ready_ = true;
+    if (!everJoined_)
+        timeline_.record(timeline::Mark::Joined);
+    everJoined_ = true;
+    host_.log("joined srun's rendezvous");
+    for (auto &[type, payload] : queued_)
+        conn_->send(type, payload);
+    queued_.clear();
+    if (m->fanOut > 0 && settings_.nodeCount > 1 && !startTree(m->fanOut))
+        return;
+    auto held = std::move(held_);
+    held_.clear();
+    for (auto &h : held)
+        dispatchFence(std::move(h.nodes), h.collect, std::move(h.data), std::move(h.done));
+}
+
+bool HubLink::startTree(std::uint32_t fanOut) {
+    FenceTree::Settings ts{settings_.secret, settings_.nodeIndex,
+                           TreeShape(settings_.nodeCount, fanOut), statuses_};
+    ts.joinRetryMs = settings_.treeJoinRetryMs;
+    ts.log = [this](const std::string &line) { host_.log(line); };
+    // A neighbour this node cannot reach directly, through the hub.
+    ts.viaHub = [this](std::uint32_t node, std::string payload) {
+        send(MessageType::TreeRelay, wire::encode(wire::TreeRelayMsg{node, std::move(payload)}));
+    };
+    tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
+    if (!tree_->hasChildren())
+        return true;
+    const auto port = tree_->listen(conn_->tcp());
+    if (!port) {
+        conn_->close(port.error().message);
+        return false;
+    }
+    host_.log("taking its fence tree children on port " + std::to_string(*port));
+    conn_->send(MessageType::TreeListen,
+                wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(*port)}));
+    return true;
+}
+
+bool HubLink::onTreeParent(const wire::Frame &f) {
+    auto m = wire::decodeTreeParent(f.payload);
+    if (!m || !tree_ || settings_.nodeIndex == 0 ||
+        m->parentNode != tree_->shape().parentOf(settings_.nodeIndex)) {
+        conn_->close("malformed fence tree parent");
+        return false;
+    }
+    tree_->connectParent(m->host, static_cast<int>(m->port));
+    return true;
+}
+
+bool HubLink::onTreeRelay(const wire::Frame &f) {
+    auto m = wire::decodeTreeRelay(f.payload);
+    if (!m || !tree_) {
+        conn_->close("malformed fence tree relay");
+        return false;
+    }
+    tree_->relayed(m->node, m->payload);
+    return true;
+}
+
+bool HubLink::onFenceDone(const wire::Frame &f) {
+    auto m = wire::decodeFenceDone(f.payload);
+    if (!m) {
+        conn_->close("malformed fence result");
+        return false;
+    }
+    auto it = fences_.find(m->fenceId);
+    if (it == fences_.end())
+        return true;
+    auto done = std::move(it->second);
+    fences_.erase(it);
+    ++fencesDone_;
+    if (m->status != statuses_.success)
+        host_.log("fence " + m->fenceId + " ended with " + host_.statusText(m->status));
+    done(m->status, std::move(m->data));
+    return true;
+}
+
+bool HubLink::onDmodexRequest(const wire::Frame &f) {
+    auto m = wire::decodeDmodexRequest(f.payload);
+    if (!m || !host_.ownsRank(m->rank)) {
+        conn_->close("malformed direct modex request");
+        return false;
+    }
+    auto req = *m;
+    ++counted_.modexAnswered;
+    host_.localModex(req.rank, [this, req](int st, std::string data) {
+        counted_.bytesSent += data.size();
+        if (st != statuses_.success)
+            host_.log("answering node index " + std::to_string(req.originNode) +
+                      "'s direct-modex request for rank " + std::to_string(req.rank) + " with " +
+                      host_.statusText(st) +
+                      " (this node's PMIx library could not give the rank's data)");
+        send(MessageType::DmodexResponse, wire::encode(wire::DmodexResponseMsg{
+                                              req.requestId, req.originNode, st, std::move(data)}));
+    });
+    return true;
+}
+
+bool HubLink::onProfileVerdict(const wire::Frame &f) {
+    auto m = wire::decodeProfileVerdict(f.payload, settings_.nodeCount);
+    if (!m || !onProfileVerdict_) {
+        conn_->close("malformed or unexpected profile verdict");
+        return false;
+    }
+    // Once: the verdict decides what this server registers.
+    auto verdict = std::move(onProfileVerdict_);
+    onProfileVerdict_ = nullptr;
+    verdict(std::move(m->withheld));
+    return conn_ != nullptr;
+}
+
+void HubLink::askProfileVerdict(bool usable, std::string reason, ProfileVerdict onVerdict) {
+    onProfileVerdict_ = std::move(onVerdict);
+    send(MessageType::ProfileState, wire::encode(wire::ProfileStateMsg{usable, std::move(reason)}));
+}
+
+void HubLink::fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                    DataReply reply) {
+    const std::uint32_t seq = fencesStarted_++;
+    timeline_.record(timeline::Mark::FenceEntered, seq);
+    // What leaves the node: its part of a fence with other nodes.
+    const bool overNetwork = !(nodes.size() == 1 && nodes[0] == settings_.nodeIndex);
+    if (overNetwork && collect)
+        counted_.bytesSent += data.size();
+    DataReply done = [this, seq, overNetwork, collect,
+                      reply = std::move(reply)](int status, std::string bytes) {
+        timeline_.record(timeline::Mark::FenceDone, seq);
+        if (overNetwork)
+            counted_.bytesReceived += bytes.size();
+        if (collect)
+            counted_.fenceBytes += bytes.size();
+        reply(status, std::move(bytes));
+    };
+    dispatchFence(std::move(nodes), collect, std::move(data), std::move(done));
+}
+
+// A fence, once marked: held until joined, over the tree when it is a
+// whole-step fence, else through the hub.
+void HubLink::dispatchFence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                            DataReply done) {
+    if (nodes.size() == 1 && nodes[0] == settings_.nodeIndex) {
+        done(statuses_.success, collect ? std::move(data) : std::string());
+        return;
+    }
+    if (!everJoined_) {
+        held_.push_back({std::move(nodes), collect, std::move(data), std::move(done)});
+        return;
+    }
+    if (tree_ && nodes.size() == settings_.nodeCount) {
+        tree_->fence(collect, std::move(data), std::move(done));
+        return;
+    }
+    fenceThroughHub(std::move(nodes), collect, std::move(data), std::move(done));
+}
+
+void HubLink::fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                              DataReply done) {
+    // Every participant sees the same sequence of fences over the same node
+    // set, so (set, count) names a fence identically on all of them.
+    std::string key;
+    for (auto n : nodes)
+        key += std::to_string(n) + ",";
+    std::string id = key + "#" + std::to_string(fenceCounters_[key]++);
+    fences_[id] = std::move(done);
+    send(MessageType::Fence,
+         wire::encode(wire::FenceMsg{id, std::move(nodes), collect,
+                                     collect ? std::move(data) : std::string()}));
+}
+
+void HubLink::directModex(std::uint32_t rank, DataReply done) {
+    std::uint64_t id = nextModexId_++;
+    ++modexAsked_;
+    auto &pending = modex_[id];
+    pending = PendingModex{this, id, rank, std::move(done), uvnet::makeTimer(loop_)};
+    pending.timer->data = &pending; // a map entry stays where it is until erased
+    uv_timer_start(
+        pending.timer.get(),
+        [](uv_timer_t *h) {
+            auto *p = static_cast<PendingModex *>(h->data);
+            p->link->finishModex(p->id, p->link->statuses_.timeout, {},
+                                 "no answer within " +
+                                     std::to_string(p->link->settings_.dmodexTimeoutSec) + " s");
+        },
+        static_cast<std::uint64_t>(settings_.dmodexTimeoutSec) * 1000, 0);
+    send(MessageType::DmodexRequest,
+         wire::encode(wire::DmodexRequestMsg{id, settings_.nodeIndex, rank}));
+}
+
+void HubLink::finishModex(std::uint64_t id, int status, std::string data,
+                          const std::string &reason) {
+    auto it = modex_.find(id);
+    if (it == modex_.end())
+        return;
+    auto pending = std::move(it->second);
+    modex_.erase(it);
+    if (status != statuses_.success)
+        host_.log("direct modex for rank " + std::to_string(pending.rank) +
+                  " failed: " + host_.statusText(status) + " (" + reason + ")");
+    pending.timer.reset();
+    counted_.bytesReceived += data.size();
+    pending.done(status, std::move(data));
+}
+
+void HubLink::rankExited(std::uint32_t rank, int status) {
+    send(MessageType::RankExit, wire::encode(wire::AbortMsg{rank, status, ""}));
+}
+
+void HubLink::abort(std::uint32_t rank, int status, std::string message) {
+    send(MessageType::Abort, wire::encode(wire::AbortMsg{rank, status, std::move(message)}));
+}
+
+void HubLink::failAll(const std::string &why) {
+    auto held = std::move(held_);
+    held_.clear();
+    for (auto &h : held) {
+        host_.log("a fence failed before joining srun's rendezvous: " + why);
+        h.done(statuses_.lostConnection, {});
+    }
+    if (tree_)
+        tree_->failAll(why);
+    auto fences = std::move(fences_);
+    fences_.clear();
+    for (auto &[id, done] : fences) {
+        host_.log("fence " + id + " failed: " + why);
+        done(statuses_.lostConnection, {});
+    }
+    std::vector<std::uint64_t> ids;
+    for (auto &[id, p] : modex_)
+        ids.push_back(id);
+    for (auto id : ids)
+        finishModex(id, statuses_.lostConnection, {}, why);
+}
+
+} // namespace stepmap::hub

@@ -1,0 +1,159 @@
+#pragma once
+
+// A node server's authenticated connection to the step's rendezvous hub
+// (in srun), and the collective operations built on it. Loop thread only.
+//
+// The link knows nothing of PMIx: statuses travel opaque on the wire, and
+// what it needs of its node server (this node's data of a rank, the
+// library's status codes and their text, the log) comes through LinkHost.
+
+#include "protocol/hub/data_reply.hpp"
+#include "protocol/hub/fence_tree.hpp"
+#include "protocol/timeline/exchange_counters.hpp"
+#include "protocol/timeline/step_timeline.hpp"
+#include "protocol/uv/frame_connection.hpp"
+#include "protocol/uv/uv_handle.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stepmap::hub {
+
+// What the link needs of the node server it serves. Loop thread.
+class LinkHost {
+public:
+    virtual ~LinkHost() = default;
+    // This node's data of one of its ranks, asked for by another node.
+    virtual void localModex(std::uint32_t rank, DataReply done) = 0;
+    // Whether rank runs on this node: a request for another node's rank is
+    // refused. (The server holds the plan; the link keeps no per-rank table.)
+    virtual bool ownsRank(std::uint32_t rank) const = 0;
+    virtual LinkStatuses statuses() const = 0;
+    virtual std::string statusText(int status) const = 0;
+    virtual void log(const std::string &line) = 0;
+    // What the server counted of the step's exchange (fences, its clients'
+    // direct modex); the link adds the bytes and the requests it answered.
+    virtual timeline::ExchangeCounters exchangeCounters() const { return {}; }
+};
+
+class HubLink {
+public:
+    struct Settings {
+        std::string hubHost;
+        int hubPort = 0;
+        std::string secret; // raw bytes
+        std::uint32_t nodeIndex = 0;
+        std::uint32_t nodeCount = 1; // the plan's
+        int dmodexTimeoutSec = 60;
+        // Until the first join, a connection the hub drops before the
+        // handshake (it makes room when flooded) is tried again this long.
+        int joinRetryMs = 30000;
+        // The same for the fence tree parent; then this node's fences reach
+        // it through the hub (hub/fence_tree.hpp).
+        int treeJoinRetryMs = 5000;
+        // The server's marks so far; the link adds its own (joined, fences,
+        // leaving) and sends them all to the hub as it leaves.
+        timeline::Recorder timeline;
+    };
+
+    // onLost: the hub went away or the step is ending; the server must stop.
+    HubLink(uv_loop_t *loop, Settings settings, LinkHost &host,
+            std::function<void(const std::string &)> onLost);
+    ~HubLink();
+    HubLink(const HubLink &) = delete;
+    HubLink &operator=(const HubLink &) = delete;
+
+    void connect();
+    // Tells the hub this server leaves normally, then closes.
+    void leave();
+
+    // nodes: sorted participating node indices. A fence of every node runs
+    // over the fence tree when the hub's welcome asks for one; others, and
+    // all without a tree, through the hub. Until the welcome, fences wait
+    // (every node must choose the same way).
+    void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data, DataReply done);
+    void directModex(std::uint32_t rank, DataReply done);
+    void abort(std::uint32_t rank, int status, std::string message);
+    // A rank of this node ended with a non-zero status (slurmstepd says so):
+    // srun exits with the first such status, as mpirun does.
+    void rankExited(std::uint32_t rank, int status);
+    // The profile rendezvous (wire/profile_payloads.hpp): says whether this
+    // node's interconnect profile entry may be served (sent once joined);
+    // onVerdict gets the nodes whose entries nobody serves, once every
+    // server has said so.
+    using ProfileVerdict = std::function<void(std::vector<std::uint32_t> withheld)>;
+    void askProfileVerdict(bool usable, std::string reason, ProfileVerdict onVerdict);
+    // A mark of the server's, made after the link took its marks.
+    void mark(timeline::Mark mark) { timeline_.record(mark); }
+
+private:
+    // A direct modex this node asked for; PMIx sets no deadline, so the
+    // host must (the timer's data points at this entry).
+    struct PendingModex {
+        HubLink *link = nullptr;
+        std::uint64_t id = 0;
+        std::uint32_t rank = 0;
+        DataReply done;
+        uvnet::UvHandlePtr<uv_timer_t> timer;
+    };
+
+    void open();
+    void onClosed(const std::string &why);
+    void onFrames(std::vector<wire::Frame> &frames);
+    // Handles one frame; false once the connection is gone.
+    bool handle(wire::Frame &f);
+    void onWelcome(const wire::Frame &f);
+    // Joins the fence tree the hub's welcome asked for; false once the
+    // connection is gone (no port to take the children on).
+    bool startTree(std::uint32_t fanOut);
+    bool onTreeParent(const wire::Frame &f);
+    bool onTreeRelay(const wire::Frame &f);
+    void dispatchFence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                       DataReply done);
+    void fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                         DataReply done);
+    bool onFenceDone(const wire::Frame &f);
+    bool onDmodexRequest(const wire::Frame &f);
+    bool onProfileVerdict(const wire::Frame &f);
+    void send(wire::MessageType type, std::string payload);
+    void failAll(const std::string &why);
+    // Completes a direct-modex request; a failure is logged with its reason.
+    void finishModex(std::uint64_t id, int status, std::string data, const std::string &reason);
+
+    uv_loop_t *loop_;
+    Settings settings_;
+    LinkHost &host_;
+    LinkStatuses statuses_;
+    ProfileVerdict onProfileVerdict_;
+    std::function<void(const std::string &)> onLost_;
+    uvnet::FrameConnection::Ptr conn_;
+    bool ready_ = false;
+    bool everJoined_ = false;
+    uvnet::UvHandlePtr<uv_timer_t> retry_;
+    std::uint64_t joinDeadline_ = 0;
+    std::vector<std::pair<wire::MessageType, std::string>> queued_;
+    std::map<std::string, std::uint64_t> fenceCounters_;
+    std::map<std::string, DataReply> fences_;
+    std::unique_ptr<FenceTree> tree_;
+    struct HeldFence {
+        std::vector<std::uint32_t> nodes;
+        bool collect;
+        std::string data;
+        DataReply done;
+    };
+    std::vector<HeldFence> held_; // until the welcome
+    std::uint64_t nextModexId_ = 1;
+    std::map<std::uint64_t, PendingModex> modex_;
+    // For the per-step log at exit.
+    unsigned fencesDone_ = 0, modexAsked_ = 0;
+    // The link's part of the exchange counters: network bytes, requests answered.
+    timeline::ExchangeCounters counted_;
+    std::uint32_t fencesStarted_ = 0;
+    timeline::Recorder timeline_;
+};
+
+} // namespace stepmap::hub

@@ -1,0 +1,811 @@
+#include "protocol/hub/rendezvous_hub.hpp"
+
+#include "protocol/hub/handshake_gate.hpp"
+#include "protocol/hub/tree_shape.hpp"
+#include "protocol/timeline/step_timeline.hpp"
+
+#include "os/unique_fd.hpp"
+#include "protocol/uv/frame_connection.hpp"
+#include "protocol/uv/uv_handle.hpp"
+#include "protocol/wire/payloads.hpp"
+#include "protocol/wire/profile_payloads.hpp"
+
+#include <netdb.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <thread>
+
+namespace stepmap::hub {
+
+using wire::MessageType;
+
+struct RendezvousHub::State {
+    std::vector<std::uint32_t> nodeOfRank;
+    std::set<std::uint32_t> serverNodes; // nodes that run a server
+    std::string secret;
+    Events events;
+    Settings settings;
+
+    uv_loop_t loop{};
+    uvnet::UvHandlePtr<uv_tcp_t> listener;
+    uvnet::UvHandlePtr<uv_async_t> wakeup;
+    uvnet::UvHandlePtr<uv_timer_t> deadline;
+    uvnet::UvHandlePtr<uv_timer_t> sweep; // closes peers that did not authenticate in time
+    std::set<std::uint32_t> everConnected;
+    int port = 0;
+    std::string address; // numeric host, as bound
+    std::thread thread;
+
+    std::mutex mutex; // guards the shutdown request
+    bool shutdownRequested = false;
+    int shutdownStatus = 0;
+    std::string shutdownReason;
+    bool stopping = false;
+
+    enum class PeerState {
+        Unauthenticated, // may send only its Hello, within the handshake deadline
+        Joined,          // the server of `node`
+        Leaving,         // said goodbye, or flushed at the end: its close is no failure
+    };
+    struct Peer {
+        uvnet::FrameConnection::Ptr conn;
+        PeerState state = PeerState::Unauthenticated;
+        std::uint32_t node = 0;
+    };
+    // Every connection, owned here until it is closed.
+    std::map<uvnet::FrameConnection *, Peer> peers;
+    std::map<std::uint32_t, uvnet::FrameConnection *> servers; // the joined ones, by node
+    // Who may wait in PeerState::Unauthenticated, and who gives way.
+    std::unique_ptr<HandshakeGate> gate;
+    // At the end, connections that do not take their last frames in time
+    // are cut, so a vanished node cannot keep srun from exiting.
+    uvnet::UvHandlePtr<uv_timer_t> closeDeadline;
+
+    struct Fence {
+        std::set<std::uint32_t> expected;
+        std::map<std::uint32_t, std::string> data;
+    };
+    std::map<std::string, Fence> fences;
+    // What each server holds in fences not yet complete (Settings' caps).
+    struct FenceLoad {
+        std::size_t fences = 0;
+        std::size_t bytes = 0;
+    };
+    std::map<std::uint32_t, FenceLoad> fenceLoad;
+    // The fence tree: where each server with children takes them.
+    std::uint32_t fanOut = 0;
+    std::map<std::uint32_t, std::pair<std::string, std::uint32_t>> treeListeners;
+    // Direct-modex requests for nodes whose server has not connected yet,
+    // with the node that asked; sent on as soon as it does (each requester
+    // has its own deadline). How many each server has waiting.
+    std::map<std::uint32_t, std::vector<std::pair<std::uint32_t, std::string>>> waitingForServer;
+    std::map<std::uint32_t, std::size_t> waitingFrom;
+    // The profile rendezvous: each server's say on its own entry; the
+    // verdict goes out once every server has said it, or a while after the
+    // first did (a server that never says, an older one or one that got no
+    // profile, is withheld rather than left to hold the others).
+    std::map<std::uint32_t, bool> profileStates;
+    std::optional<std::string> profileVerdict; // the payload, once sent
+    uvnet::UvHandlePtr<uv_timer_t> profileDeadline;
+
+    // Loop thread, after start.
+    Expected<void> listen();
+    void startTimers();
+    void runLoop();
+    void admit(uv_stream_t *server);
+    std::vector<uvnet::FrameConnection *> peersIn(PeerState state) const;
+    void onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
+    void onClosed(uvnet::FrameConnection &c, const std::string &why);
+    void join(Peer &peer);
+    void handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f);
+    void onFence(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onTreeListen(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onTreeRelay(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    // Tells child where its tree parent listens, once both are known.
+    void sendTreeParent(std::uint32_t child);
+    void onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onRankExit(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onProfileState(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void sendProfileVerdict();
+    void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
+    void fail(const std::string &why);
+    void onWakeup();
+    void onConnectDeadline();
+    void stopLoop();
+};
+
+namespace {
+
+// An address as text, e.g. "10.1.2.3"; "?" if it cannot be printed.
+std::string numericText(const sockaddr *addr, socklen_t len) {
+    char text[NI_MAXHOST] = {};
+    if (getnameinfo(addr, len, text, sizeof text, nullptr, 0, NI_NUMERICHOST) != 0)
+        return "?";
+    return text;
+}
+
+std::string peerAddress(uvnet::FrameConnection &c) {
+    sockaddr_storage addr{};
+    int len = sizeof addr;
+    if (uv_tcp_getpeername(c.tcp(), reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+        return "?";
+    return numericText(reinterpret_cast<sockaddr *>(&addr), static_cast<socklen_t>(len));
+}
+
+} // namespace
+
+std::vector<uvnet::FrameConnection *> RendezvousHub::State::peersIn(PeerState state) const {
+    std::vector<uvnet::FrameConnection *> out;
+    for (const auto &[c, peer] : peers)
+        if (peer.state == state)
+            out.push_back(c);
+    return out;
+}
+
+void RendezvousHub::State::admit(uv_stream_t *server) {
+    uvnet::FrameConnection::Callbacks cb;
+    cb.onFrames = [this](uvnet::FrameConnection &c, std::vector<wire::Frame> &f) {
+        onFrames(c, f);
+    };
+    cb.onClosed = [this](uvnet::FrameConnection &c, const std::string &why) { onClosed(c, why); };
+    auto c = uvnet::FrameConnection::accept(server, secret, cb);
+    if (!c || c->closing() || !gate->admit(*c))
+        return; // c goes: closed quietly
+    auto *raw = c.get();
+    peers.emplace(raw, Peer{std::move(c), PeerState::Unauthenticated, 0});
+}
+
+void RendezvousHub::State::sendTo(std::uint32_t node, MessageType type,
+                                  const std::string &payload) {
+    auto it = servers.find(node);
+    if (it == servers.end())
+        return;
+    // A server must read what srun sends it: what it leaves unread is
+    // srun's memory, and others (its fence partners, those it asks for
+    // data) decide how much.
+    auto *c = it->second;
+    const auto queued =
+        uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t *>(c->tcp()));
+    if (queued > settings.maxQueuedBytesPerServer) {
+        c->close("it does not read what srun sends it (" + std::to_string(queued) +
+                 " bytes queued)");
+        return;
+    }
+    c->send(type, payload);
+}
+
+void RendezvousHub::State::fail(const std::string &why) {
+    if (stopping)
+        return;
+    if (events.onFailure)
+        events.onFailure(why);
+}
+
+void RendezvousHub::State::onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames) {
+    for (auto &f : frames) {
+        auto it = peers.find(&c);
+        if (it == peers.end())
+            return;
+        Peer &peer = it->second;
+        if (peer.state == PeerState::Unauthenticated) {
+            // The first authenticated frame is the Hello.
+            join(peer);
+            if (c.closing())
+                return;
+            continue;
+        }
+        if (peer.state == PeerState::Leaving)
+            return; // the step is over for it
+        handle(peer.node, c, f);
+        if (c.closing())
+            return;
+    }
+}
+
+void RendezvousHub::State::join(Peer &peer) {
+    auto &c = *peer.conn;
+    gate->leave(c);
+    std::uint32_t node = c.channel().peerNode();
+    if (!serverNodes.count(node) || servers.count(node)) {
+        c.close("unexpected or duplicate server for node " + std::to_string(node));
+        return;
+    }
+    peer.state = PeerState::Joined;
+    peer.node = node;
+    servers[node] = &c;
+    everConnected.insert(node);
+    c.send(MessageType::Welcome, wire::encode(wire::WelcomeMsg{fanOut}));
+    if (fanOut > 0 && node > 0)
+        sendTreeParent(node);
+    if (events.onJoined)
+        events.onJoined(node);
+    if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
+        for (auto &[origin, payload] : w->second) {
+            --waitingFrom[origin];
+            c.send(MessageType::DmodexRequest, payload);
+        }
+        waitingForServer.erase(w);
+    }
+}
+
+void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f) {
+    switch (f.type) {
+    case MessageType::Fence:
+        onFence(node, c, f);
+        return;
+    case MessageType::DmodexRequest:
+        onDmodexRequest(node, c, f);
+        return;
+    case MessageType::TreeListen:
+        onTreeListen(node, c, f);
+        return;
+    case MessageType::TreeRelay:
+        onTreeRelay(node, c, f);
+        return;
+    case MessageType::DmodexResponse: {
+        auto m = wire::decodeDmodexResponse(f.payload);
+        if (!m || !serverNodes.count(m->originNode)) {
+            c.close("malformed direct modex response");
+            return;
+        }
+        sendTo(m->originNode, MessageType::DmodexResponse, f.payload);
+        return;
+    }
+    case MessageType::Abort: {
+        auto m = wire::decodeAbort(f.payload);
+        if (!m) {
+            c.close("malformed abort");
+            return;
+        }
+        if (events.onAbort)
+            events.onAbort(m->rank, m->status, m->message);
+        return;
+    }
+    case MessageType::RankExit:
+        onRankExit(node, c, f);
+        return;
+    case MessageType::ProfileState:
+        onProfileState(node, c, f);
+        return;
+    case MessageType::Timeline: {
+        auto marks = timeline::decodeEvents(f.payload);
+        if (!marks) {
+            c.close("malformed timeline");
+            return;
+        }
+        if (events.onTimeline)
+            events.onTimeline(node, std::move(*marks));
+        return;
+    }
+    case MessageType::Exchange: {
+        auto counters = timeline::decodeCounters(f.payload);
+        if (!counters) {
+            c.close("malformed exchange counters");
+            return;
+        }
+        if (events.onExchange)
+            events.onExchange(node, *counters);
+        return;
+    }
+    case MessageType::Shutdown:
+        // The server leaves normally (its tasks are done).
+        servers.erase(node);
+        peers[&c].state = PeerState::Leaving;
+        c.close("server left");
+        return;
+    default:
+        c.close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
+        return;
+    }
+}
+
+void RendezvousHub::State::onFence(std::uint32_t node, uvnet::FrameConnection &c,
+                                   const wire::Frame &f) {
+    auto m = wire::decodeFence(f.payload);
+    if (!m) {
+        c.close("malformed fence");
+        return;
+    }
+    const std::string fenceText = "fence " + m->fenceId;
+    // Only the step's servers, each once, in order, the sender among them:
+    // a fence naming any other node would never complete.
+    const bool steps = !m->nodes.empty() &&
+                       std::adjacent_find(m->nodes.begin(), m->nodes.end(),
+                                          std::greater_equal<>()) == m->nodes.end() &&
+                       std::all_of(m->nodes.begin(), m->nodes.end(),
+                                   [this](std::uint32_t n) { return serverNodes.count(n) > 0; }) &&
+                       std::binary_search(m->nodes.begin(), m->nodes.end(), node);
+    if (!steps) {
+        c.close(fenceText + " names nodes that are not the step's servers, or not in order");
+        return;
+    }
+    auto it = fences.find(m->fenceId);
+    if (it != fences.end() && !std::equal(it->second.expected.begin(), it->second.expected.end(),
+                                          m->nodes.begin(), m->nodes.end())) {
+        c.close(fenceText + " names other nodes than the servers that opened it");
+        return;
+    }
+    if (it != fences.end() && it->second.data.count(node)) {
+        c.close("node " + std::to_string(node) + " is in " + fenceText + " twice");
+        return;
+    }
+    FenceLoad &load = fenceLoad[node];
+    if (load.fences >= settings.maxOpenFencesPerServer ||
+        m->data.size() > settings.maxFenceBytesPerServer - load.bytes) {
+        c.close("more than " + std::to_string(settings.maxOpenFencesPerServer) + " fences or " +
+                std::to_string(settings.maxFenceBytesPerServer) +
+                " bytes of fences open that the other servers have not completed");
+        return;
+    }
+    if (it == fences.end()) {
+        it = fences.emplace(m->fenceId, Fence{}).first;
+        it->second.expected.insert(m->nodes.begin(), m->nodes.end());
+    }
+    Fence &fence = it->second;
+    ++load.fences;
+    load.bytes += m->data.size();
+    fence.data[node] = std::move(m->data);
+    if (fence.data.size() < fence.expected.size())
+        return;
+    std::string all;
+    for (auto &[n, bytes] : fence.data) {
+        fenceLoad[n].fences -= 1;
+        fenceLoad[n].bytes -= bytes.size();
+        all += bytes;
+    }
+    const std::set<std::uint32_t> to = std::move(fence.expected);
+    fences.erase(it);
+    std::string payload = wire::encode(wire::FenceDoneMsg{m->fenceId, 0, std::move(all)});
+    for (auto n : to)
+        sendTo(n, MessageType::FenceDone, payload);
+}
+
+void RendezvousHub::State::onTreeListen(std::uint32_t node, uvnet::FrameConnection &c,
+                                        const wire::Frame &f) {
+    auto m = wire::decodeTreeListen(f.payload);
+    const TreeShape shape(static_cast<std::uint32_t>(serverNodes.size()), fanOut);
+    if (!m || fanOut == 0 || shape.childrenOf(node).empty() || treeListeners.count(node)) {
+        c.close("malformed fence tree listener");
+        return;
+    }
+    treeListeners[node] = {peerAddress(c), m->port};
+    for (auto child : shape.childrenOf(node))
+        sendTreeParent(child);
+}
+
+void RendezvousHub::State::onTreeRelay(std::uint32_t node, uvnet::FrameConnection &c,
+                                       const wire::Frame &f) {
+    // Only between tree neighbours: a child and its parent, either way.
+    auto m = wire::decodeTreeRelay(f.payload);
+    const auto count = static_cast<std::uint32_t>(serverNodes.size());
+    const TreeShape shape(count, std::max<std::uint32_t>(fanOut, 1));
+    const bool neighbours = m && fanOut > 0 && m->node < count && m->node != node &&
+                            ((node != 0 && m->node == shape.parentOf(node)) ||
+                             (m->node != 0 && shape.parentOf(m->node) == node));
+    if (!neighbours) {
+        c.close("malformed fence tree relay");
+        return;
+    }
+    sendTo(m->node, MessageType::TreeRelay,
+           wire::encode(wire::TreeRelayMsg{node, std::move(m->payload)}));
+}
+
+void RendezvousHub::State::sendTreeParent(std::uint32_t child) {
+    const std::uint32_t parent =
+        TreeShape(static_cast<std::uint32_t>(serverNodes.size()), fanOut).parentOf(child);
+    auto where = treeListeners.find(parent);
+    if (where == treeListeners.end() || !servers.count(child))
+        return;
+    sendTo(child, MessageType::TreeParent,
+           wire::encode(wire::TreeParentMsg{parent, where->second.first, where->second.second}));
+}
+
+void RendezvousHub::State::onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c,
+                                           const wire::Frame &f) {
+    auto m = wire::decodeDmodexRequest(f.payload);
+    if (!m || m->rank >= nodeOfRank.size() || m->originNode != node) {
+        c.close("malformed direct modex request");
+        return;
+    }
+    std::uint32_t owner = nodeOfRank[m->rank];
+    if (!servers.count(owner)) {
+        if (waitingFrom[node] >= settings.maxWaitingRequestsPerServer) {
+            c.close("more than " + std::to_string(settings.maxWaitingRequestsPerServer) +
+                    " direct-modex requests waiting for servers that have not joined");
+            return;
+        }
+        ++waitingFrom[node];
+        waitingForServer[owner].emplace_back(node, f.payload);
+        return;
+    }
+    sendTo(owner, MessageType::DmodexRequest, f.payload);
+}
+
+void RendezvousHub::State::onRankExit(std::uint32_t node, uvnet::FrameConnection &c,
+                                      const wire::Frame &f) {
+    auto m = wire::decodeAbort(f.payload);
+    // Only the server's own ranks, and an exit status srun can exit with.
+    if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node || m->status <= 0 ||
+        m->status > 255) {
+        c.close("malformed rank exit");
+        return;
+    }
+    if (events.onRankExit)
+        events.onRankExit(m->rank, m->status);
+}
+
+void RendezvousHub::State::onProfileState(std::uint32_t node, uvnet::FrameConnection &c,
+                                          const wire::Frame &f) {
+    auto m = wire::decodeProfileState(f.payload);
+    if (!m || profileStates.count(node)) {
+        c.close("malformed or repeated profile state");
+        return;
+    }
+    if (profileVerdict) {
+        // Too late: the others went on without it, counting it withheld.
+        c.send(MessageType::ProfileVerdict, *profileVerdict);
+        return;
+    }
+    profileStates[node] = m->usable;
+    if (events.onProfileState)
+        events.onProfileState(node, m->usable, m->reason);
+    if (profileStates.size() == serverNodes.size()) {
+        sendProfileVerdict();
+        return;
+    }
+    if (!profileDeadline) {
+        profileDeadline = uvnet::makeTimer(&loop);
+        profileDeadline->data = this;
+        uv_timer_start(
+            profileDeadline.get(),
+            [](uv_timer_t *t) { static_cast<State *>(t->data)->sendProfileVerdict(); },
+            static_cast<std::uint64_t>(settings.profileDeadlineMs), 0);
+    }
+}
+
+void RendezvousHub::State::sendProfileVerdict() {
+    if (profileVerdict)
+        return;
+    profileDeadline.reset();
+    wire::ProfileVerdictMsg verdict;
+    for (auto n : serverNodes) {
+        auto it = profileStates.find(n);
+        if (it == profileStates.end() && events.onProfileState)
+            events.onProfileState(n, false,
+                                  "its server did not take part in the profile rendezvous within " +
+                                      std::to_string(settings.profileDeadlineMs) +
+                                      " ms of the first (no profile reached it, or it runs an "
+                                      "older stepmap)");
+        if (it == profileStates.end() || !it->second)
+            verdict.withheld.push_back(n);
+    }
+    profileVerdict = wire::encode(verdict);
+    // Only to those that asked: the others registered without waiting.
+    for (auto [n, usable] : profileStates)
+        sendTo(n, MessageType::ProfileVerdict, *profileVerdict);
+}
+
+void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string &why) {
+    auto it = peers.find(&c);
+    if (it == peers.end())
+        return;
+    // An unauthenticated peer or one that left goes quietly; the loss of a
+    // joined server ends the step.
+    const bool lost = it->second.state == PeerState::Joined;
+    gate->leave(c);
+    const std::uint32_t node = it->second.node;
+    peers.erase(it); // the connection's memory goes once libuv is done with it
+    if (stopping && peers.empty())
+        closeDeadline.reset();
+    if (lost) {
+        servers.erase(node);
+        fail("lost the stepmap server of node index " + std::to_string(node) + ": " + why);
+    }
+}
+
+void RendezvousHub::State::onWakeup() {
+    bool stop;
+    int status;
+    std::string reason;
+    {
+        std::lock_guard lock(mutex);
+        stop = shutdownRequested;
+        status = shutdownStatus;
+        reason = shutdownReason;
+    }
+    if (!stop || stopping)
+        return;
+    std::string payload = wire::encode(wire::ShutdownMsg{status, reason});
+    for (auto &[n, c] : servers)
+        c->send(MessageType::Shutdown, payload);
+    stopLoop();
+}
+
+void RendezvousHub::State::onConnectDeadline() {
+    std::string missing;
+    for (auto n : serverNodes)
+        if (!everConnected.count(n))
+            missing += (missing.empty() ? "" : ",") + std::to_string(n);
+    if (!missing.empty())
+        fail("the stepmap servers of node indices " + missing +
+             " did not reach srun in time (died, or cannot connect to this host)");
+}
+
+void RendezvousHub::State::stopLoop() {
+    stopping = true;
+    for (auto *c : peersIn(PeerState::Unauthenticated))
+        c->close("hub stopping");
+    servers.clear();
+    const auto joined = peersIn(PeerState::Joined);
+    for (auto *c : joined) {
+        peers[c].state = PeerState::Leaving;
+        c->closeAfterFlush("hub stopping");
+    }
+    if (!peers.empty()) {
+        closeDeadline = uvnet::makeTimer(&loop);
+        closeDeadline->data = this;
+        uv_timer_start(
+            closeDeadline.get(),
+            [](uv_timer_t *t) {
+                auto *s = static_cast<State *>(t->data);
+                for (auto *c : s->peersIn(PeerState::Leaving))
+                    c->close("hub stopping: the server did not take the last frames");
+            },
+            2000, 0);
+    }
+    listener.reset();
+    wakeup.reset();
+    deadline.reset();
+    sweep.reset();
+    profileDeadline.reset();
+}
+
+namespace {
+
+void setPort(sockaddr_storage &addr, std::uint16_t port) {
+    if (addr.ss_family == AF_INET6)
+        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
+    else
+        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
+}
+
+// The first address of host (a name or a numeric address).
+Expected<sockaddr_storage> resolve(const std::string &host) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_ADDRCONFIG;
+    addrinfo *res = nullptr;
+    int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+    if (rc != 0 || !res)
+        return UserError{"cannot resolve the rendezvous address '" + host +
+                         "': " + gai_strerror(rc)};
+    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
+    sockaddr_storage out{};
+    std::memcpy(&out, res->ai_addr, res->ai_addrlen);
+    return out;
+}
+
+// This host's address on the route to peer, as the routing table picks it
+// (a UDP socket's connect sends nothing); none if there is no route.
+std::optional<sockaddr_storage> localAddressToward(const std::string &peer) {
+    auto remote = resolve(peer);
+    if (!remote)
+        return std::nullopt;
+    os::UniqueFd fd(socket(remote->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!fd)
+        return std::nullopt;
+    setPort(*remote, 9); // any port: only the route matters
+    sockaddr_storage out{};
+    socklen_t len = sizeof out;
+    const socklen_t remoteLen =
+        remote->ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    if (connect(fd.get(), reinterpret_cast<sockaddr *>(&*remote), remoteLen) != 0 ||
+        getsockname(fd.get(), reinterpret_cast<sockaddr *>(&out), &len) != 0)
+        return std::nullopt;
+    return out;
+}
+
+// Where to listen, by Settings' order of preference.
+Expected<sockaddr_storage> listenAddress(const RendezvousHub::Settings &s) {
+    if (!s.host.empty())
+        return resolve(s.host);
+    if (!s.toward.empty())
+        if (auto local = localAddressToward(s.toward))
+            return *local;
+    char name[256] = {};
+    return resolve(gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "127.0.0.1");
+}
+
+// Binds to host on a port of [portMin, portMax] (any if 0), starting at a
+// random one so that concurrent sruns spread over the range; then hands the
+// socket to libuv. The numeric address it bound to.
+Expected<std::string> bindListener(uv_tcp_t *listener, const RendezvousHub::Settings &s) {
+    auto where = listenAddress(s);
+    if (!where)
+        return where.error();
+    sockaddr_storage &addr = *where;
+    std::string numeric =
+        numericText(reinterpret_cast<const sockaddr *>(&addr),
+                    addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+    auto uvError = [](int rc) { return UserError{uv_strerror(rc)}; };
+    os::UniqueFd fd(socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd)
+        return uvError(-errno);
+    int on = 1;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    const socklen_t len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    const unsigned count = s.portMin == 0 ? 1u : static_cast<unsigned>(s.portMax - s.portMin) + 1;
+    const unsigned first = s.portMin == 0 ? 0u : std::random_device{}() % count;
+    int rc = -EADDRINUSE;
+    for (unsigned i = 0; i < count && rc == -EADDRINUSE; ++i) {
+        setPort(addr,
+                s.portMin == 0 ? 0 : static_cast<std::uint16_t>(s.portMin + (first + i) % count));
+        rc = bind(fd.get(), reinterpret_cast<const sockaddr *>(&addr), len) == 0 ? 0 : -errno;
+    }
+    if (rc == -EADDRINUSE && s.portMin != 0)
+        return UserError{"no free port in SrunPortRange " + std::to_string(s.portMin) + "-" +
+                         std::to_string(s.portMax)};
+    if (rc != 0)
+        return uvError(rc);
+    rc = uv_tcp_open(listener, fd.get());
+    if (rc != 0)
+        return uvError(rc);
+    fd.release(); // libuv owns it now
+    return numeric;
+}
+
+// The bound port of a listening socket.
+int boundPort(uv_tcp_t *listener) {
+    sockaddr_storage bound{};
+    int len = sizeof bound;
+    uv_tcp_getsockname(listener, reinterpret_cast<sockaddr *>(&bound), &len);
+    return bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port)
+                                       : ntohs(reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
+}
+
+} // namespace
+
+Expected<void> RendezvousHub::State::listen() {
+    listener = uvnet::makeHandle(uv_tcp_init, &loop);
+    listener->data = this;
+    auto bound = bindListener(listener.get(), settings);
+    std::string why = bound ? std::string() : bound.error().message;
+    if (bound) {
+        address = std::move(bound.value());
+        const int rc = uv_listen(reinterpret_cast<uv_stream_t *>(listener.get()), 1024,
+                                 [](uv_stream_t *server, int status) {
+                                     auto *s = static_cast<State *>(server->data);
+                                     if (status == 0 && !s->stopping)
+                                         s->admit(server);
+                                 });
+        if (rc != 0)
+            why = uv_strerror(rc);
+    }
+    if (!why.empty())
+        return UserError{"cannot listen for the step's servers on " +
+                         (settings.host.empty() ? std::string("this host") : settings.host) + ": " +
+                         why};
+    port = boundPort(listener.get());
+    return {};
+}
+
+void RendezvousHub::State::startTimers() {
+    wakeup = uvnet::makeHandle(uv_async_init, &loop,
+                               [](uv_async_t *a) { static_cast<State *>(a->data)->onWakeup(); });
+    wakeup->data = this;
+    deadline = uvnet::makeTimer(&loop);
+    deadline->data = this;
+    uv_timer_start(
+        deadline.get(), [](uv_timer_t *t) { static_cast<State *>(t->data)->onConnectDeadline(); },
+        static_cast<std::uint64_t>(settings.connectDeadlineSec) * 1000, 0);
+    sweep = uvnet::makeTimer(&loop);
+    sweep->data = this;
+    const auto sweepMs = static_cast<std::uint64_t>(std::max(50, settings.handshakeDeadlineMs / 4));
+    uv_timer_start(
+        sweep.get(), [](uv_timer_t *t) { static_cast<State *>(t->data)->gate->sweep(); }, sweepMs,
+        sweepMs);
+}
+
+void RendezvousHub::State::runLoop() {
+    uv_run(&loop, UV_RUN_DEFAULT);
+    while (uv_loop_close(&loop) == UV_EBUSY)
+        uv_run(&loop, UV_RUN_NOWAIT);
+}
+
+Expected<std::unique_ptr<RendezvousHub>> RendezvousHub::start(std::vector<std::uint32_t> nodeOfRank,
+                                                              std::uint32_t nodeCount,
+                                                              std::string secret, Events events,
+                                                              const Settings &settings) {
+    auto st = std::make_unique<State>();
+    st->nodeOfRank = std::move(nodeOfRank);
+    for (auto n : st->nodeOfRank)
+        if (n < nodeCount)
+            st->serverNodes.insert(n);
+    st->secret = std::move(secret);
+    st->events = std::move(events);
+    st->settings = settings;
+    // The tree needs servers on nodes 0..nodeCount-1, as plans place them.
+    const bool everyNode = st->serverNodes.size() == nodeCount && nodeCount > 1;
+    st->fanOut = everyNode ? settings.fenceFanOut : 0;
+    // Room for every server to be mid-handshake at once, several times over.
+    HandshakeGate::Settings gs;
+    gs.maxWaiting = std::max(settings.maxUnauthenticated, 4 * st->serverNodes.size());
+    gs.deadlineMs = settings.handshakeDeadlineMs;
+    // Another user's process on srun's host is no server of this step,
+    // unless srun runs as root (then the servers run as someone else).
+    gs.user = getuid() == 0 ? std::nullopt : std::optional<uid_t>(getuid());
+    gs.where = "srun's rendezvous";
+    st->gate = std::make_unique<HandshakeGate>(std::move(gs));
+
+    uv_loop_init(&st->loop);
+    if (auto listening = st->listen(); !listening) {
+        st->listener.reset();
+        st->runLoop();
+        return listening.error();
+    }
+    st->startTimers();
+    State *raw = st.get();
+    // The hub thread's firewall: what escapes the loop (the kernel out of
+    // random bytes, HMAC failing: wire/secret.cpp) ends the step, not srun.
+    st->thread = std::thread([raw] {
+        try {
+            raw->runLoop();
+        } catch (const std::exception &e) {
+            if (raw->events.onFailure)
+                raw->events.onFailure(std::string("srun's rendezvous failed: ") + e.what());
+        }
+    });
+    std::unique_ptr<RendezvousHub> hub(new RendezvousHub);
+    hub->state_ = std::move(st);
+    return hub;
+}
+
+int RendezvousHub::port() const {
+    return state_->port;
+}
+
+std::string RendezvousHub::address() const {
+    return state_->address + ":" + std::to_string(state_->port);
+}
+
+double RendezvousHub::cpuMs() const {
+    clockid_t clock;
+    timespec used{};
+    if (!state_->thread.joinable() ||
+        pthread_getcpuclockid(state_->thread.native_handle(), &clock) != 0 ||
+        clock_gettime(clock, &used) != 0)
+        return 0;
+    return static_cast<double>(used.tv_sec) * 1e3 + static_cast<double>(used.tv_nsec) / 1e6;
+}
+
+void RendezvousHub::shutdown(int status, const std::string &reason) {
+    if (!state_ || !state_->thread.joinable())
+        return;
+    {
+        std::lock_guard lock(state_->mutex);
+        state_->shutdownRequested = true;
+        state_->shutdownStatus = status;
+        state_->shutdownReason = reason;
+    }
+    uv_async_send(state_->wakeup.get());
+    state_->thread.join();
+}
+
+RendezvousHub::~RendezvousHub() {
+    shutdown(0, "step done");
+}
+
+} // namespace stepmap::hub

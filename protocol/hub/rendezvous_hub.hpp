@@ -1,0 +1,110 @@
+#pragma once
+
+// The step's rendezvous, run by the srun side of the plugin on its own
+// thread and libuv loop. Every node server connects to it (the address and
+// the per-step secret travel in the job environment) and authenticates; the
+// hub then completes fences across nodes, routes direct-modex requests to
+// the node that owns the rank, relays fence tree messages between a child
+// and a parent that could not link directly, and reports aborts and lost
+// servers.
+
+#include "base/expected.hpp"
+#include "protocol/timeline/exchange_counters.hpp"
+#include "protocol/timeline/step_timeline.hpp"
+#include "protocol/wire/message.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stepmap::hub {
+
+class RendezvousHub {
+public:
+    struct Events {
+        // A rank called PMIx_Abort (MPI_Abort). Hub thread.
+        std::function<void(std::uint32_t rank, int status, const std::string &msg)> onAbort;
+        // A rank ended with a non-zero exit status (128 + signal if killed),
+        // as its node's slurmstepd saw it. Hub thread.
+        std::function<void(std::uint32_t rank, int status)> onRankExit;
+        // A node server vanished or misbehaved: the step cannot go on. Hub thread.
+        std::function<void(const std::string &why)> onFailure;
+        // The server of node joined (authenticated). Hub thread.
+        std::function<void(std::uint32_t node)> onJoined;
+        // A server's marks as it leaves (srun -v's breakdown). Hub thread.
+        std::function<void(std::uint32_t node, std::vector<timeline::Event> events)> onTimeline;
+        // A server said whether its interconnect profile entry may be
+        // served, and if not why (the profile rendezvous). Hub thread.
+        std::function<void(std::uint32_t node, bool usable, const std::string &reason)>
+            onProfileState;
+        // A server's exchange counters as it leaves (srun -v). Hub thread.
+        std::function<void(std::uint32_t node, const timeline::ExchangeCounters &counters)>
+            onExchange;
+    };
+
+    struct Settings {
+        // Where to listen: the address the node servers use to reach srun.
+        // host if given (a name is resolved here, once); else this host's
+        // address on the route to `toward` (slurmctld: the cluster's
+        // network, as Slurm's daemons see srun; not what the host name
+        // resolves to, which may be 127.0.1.1); else the host name.
+        std::string host;
+        std::string toward;
+        // Slurm's SrunPortRange if the site sets one (0, 0: any free port).
+        std::uint16_t portMin = 0, portMax = 0;
+        // A server that has not joined by then (it died or cannot reach
+        // srun) is a failure: nobody else would notice it.
+        int connectDeadlineSec = 30;
+        // Before authentication a peer may send only its Hello, within this
+        // time, and only so many peers may be in that state (at least four
+        // per server): another local user's connection is refused, and the
+        // oldest of the address holding the most gives way to a newcomer,
+        // so idle connections cannot lock the real servers out
+        // (hub/handshake_gate.hpp).
+        int handshakeDeadlineMs = 5000;
+        std::size_t maxUnauthenticated = 64;
+        // What one server may hold in srun: fences it opened that the
+        // others have not completed and their bytes, direct-modex requests
+        // waiting for a server that has not joined, and bytes queued for
+        // it that it does not read. A server beyond any of them has its
+        // link ended (srun ends the step, naming it).
+        std::size_t maxOpenFencesPerServer = 64;
+        std::size_t maxFenceBytesPerServer = 2 * std::size_t{wire::kMaxFrameSize};
+        std::size_t maxWaitingRequestsPerServer = 4096;
+        std::size_t maxQueuedBytesPerServer = 4 * std::size_t{wire::kMaxFrameSize};
+        // Fences of every node run over a tree of node servers with this
+        // fan-out (hub/fence_tree.hpp); 0: all fences through the hub.
+        std::uint32_t fenceFanOut = 16;
+        // The profile rendezvous waits this long after the first server's
+        // say for the others; a server silent by then is withheld.
+        int profileDeadlineMs = 5000;
+    };
+
+    // nodeOfRank: the plan's node index per rank; servers run on the nodes
+    // that have ranks. The running hub, or why it cannot listen.
+    static Expected<std::unique_ptr<RendezvousHub>> start(std::vector<std::uint32_t> nodeOfRank,
+                                                          std::uint32_t nodeCount,
+                                                          std::string secret, Events events,
+                                                          const Settings &settings);
+    ~RendezvousHub();
+    RendezvousHub(const RendezvousHub &) = delete;
+    RendezvousHub &operator=(const RendezvousHub &) = delete;
+
+    int port() const;
+    // "ADDRESS:PORT" (numeric) for the node servers.
+    std::string address() const;
+    // CPU time the hub's thread used so far (ms): what the step costs srun.
+    double cpuMs() const;
+    // Tells every server the step is over (status, reason) and stops.
+    void shutdown(int status, const std::string &reason);
+
+    struct State;
+
+private:
+    RendezvousHub() = default;
+    std::unique_ptr<State> state_;
+};
+
+} // namespace stepmap::hub

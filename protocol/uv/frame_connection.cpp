@@ -1,0 +1,185 @@
+#include "protocol/uv/frame_connection.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <cstring>
+#include <memory>
+
+namespace stepmap::uvnet {
+
+namespace {
+
+// One write in flight: libuv holds it from uv_write until onWrite.
+struct WriteRequest {
+    uv_write_t req{};
+    std::vector<std::uint8_t> bytes;
+};
+
+} // namespace
+
+void FrameConnection::Release::operator()(FrameConnection *c) const {
+    c->released_ = true;
+    c->cb_ = {};
+    c->close("released by its owner");
+    c->freeIfUnused();
+}
+
+void FrameConnection::freeIfUnused() {
+    if (released_ && handleClosed_)
+        delete this;
+}
+
+FrameConnection::FrameConnection(uv_loop_t *loop, std::string secret, wire::FrameChannel::Role role,
+                                 Callbacks cb)
+    : channel_(std::move(secret), role), cb_(std::move(cb)) {
+    uv_tcp_init(loop, &tcp_);
+    tcp_.data = this;
+    // Small until the peer has authenticated: a flood of connections must
+    // not cost srun 64 KiB each.
+    readBuf_.resize(512);
+}
+
+FrameConnection::Ptr FrameConnection::accept(uv_stream_t *server, std::string secret,
+                                             Callbacks cb) {
+    Ptr c(new FrameConnection(server->loop, std::move(secret), wire::FrameChannel::Role::Hub,
+                              std::move(cb)));
+    if (uv_accept(server, reinterpret_cast<uv_stream_t *>(&c->tcp_)) != 0)
+        return nullptr; // released: closed quietly
+    uv_tcp_nodelay(&c->tcp_, 1);
+    c->startReading();
+    try {
+        c->send(c->channel_.makeChallenge());
+    } catch (const std::exception &e) {
+        c->close(e.what());
+    }
+    return c;
+}
+
+FrameConnection::Ptr FrameConnection::connect(uv_loop_t *loop, const std::string &host, int port,
+                                              std::string secret, Callbacks cb) {
+    Ptr c(new FrameConnection(loop, std::move(secret), wire::FrameChannel::Role::Server,
+                              std::move(cb)));
+    c->state_ = State::Connecting;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *res = nullptr;
+    std::string service = std::to_string(port);
+    int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
+    if (rc != 0 || !res) {
+        c->close("cannot resolve " + host + ": " + gai_strerror(rc));
+        return c;
+    }
+    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
+    c->connectReq_.data = c.get();
+    rc = uv_tcp_connect(&c->connectReq_, &c->tcp_, res->ai_addr, onConnect);
+    if (rc != 0)
+        c->close("cannot connect to " + host + ":" + service + ": " + uv_strerror(rc));
+    return c;
+}
+
+void FrameConnection::onConnect(uv_connect_t *req, int status) {
+    auto *c = static_cast<FrameConnection *>(req->data);
+    if (c->state_ != State::Connecting)
+        return;
+    if (status != 0) {
+        c->close(std::string("connection failed: ") + uv_strerror(status));
+        return;
+    }
+    c->state_ = State::Open;
+    uv_tcp_nodelay(&c->tcp_, 1);
+    c->startReading();
+}
+
+void FrameConnection::startReading() {
+    uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), onAlloc, onRead);
+}
+
+void FrameConnection::onAlloc(uv_handle_t *h, size_t, uv_buf_t *buf) {
+    auto *c = static_cast<FrameConnection *>(h->data);
+    *buf = uv_buf_init(c->readBuf_.data(), static_cast<unsigned>(c->readBuf_.size()));
+}
+
+void FrameConnection::onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+    auto *c = static_cast<FrameConnection *>(s->data);
+    if (c->closing() || n == 0)
+        return;
+    if (n < 0) {
+        c->close(n == UV_EOF ? "peer closed the connection"
+                             : std::string("read failed: ") + uv_strerror(static_cast<int>(n)));
+        return;
+    }
+    try {
+        if (!c->channel_.feed(buf->base, static_cast<std::size_t>(n))) {
+            c->close("bad frame: " + c->channel_.error());
+            return;
+        }
+        if (c->channel_.established() && c->readBuf_.size() < 64 * 1024)
+            c->readBuf_.resize(64 * 1024);
+        auto frames = c->channel_.takeFrames();
+        if (!frames.empty() && c->cb_.onFrames)
+            c->cb_.onFrames(*c, frames);
+    } catch (const std::exception &e) {
+        c->close(e.what());
+    }
+}
+
+void FrameConnection::send(std::vector<std::uint8_t> bytes) {
+    if (closing())
+        return;
+    auto w = std::make_unique<WriteRequest>();
+    w->bytes = std::move(bytes);
+    w->req.data = w.get();
+    uv_buf_t buf = uv_buf_init(reinterpret_cast<char *>(w->bytes.data()),
+                               static_cast<unsigned>(w->bytes.size()));
+    int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t *>(&tcp_), &buf, 1, onWrite);
+    if (rc != 0) {
+        close(std::string("write failed: ") + uv_strerror(rc));
+        return;
+    }
+    w.release(); // onWrite takes it back
+}
+
+void FrameConnection::onWrite(uv_write_t *req, int status) {
+    std::unique_ptr<WriteRequest> w(static_cast<WriteRequest *>(req->data));
+    auto *c = static_cast<FrameConnection *>(req->handle->data);
+    if (status != 0 && status != UV_ECANCELED && !c->closing())
+        c->close(std::string("write failed: ") + uv_strerror(status));
+}
+
+void FrameConnection::close(const std::string &why) {
+    if (closing())
+        return;
+    state_ = State::Closed;
+    auto cb = std::move(cb_.onClosed);
+    cb_.onFrames = nullptr;
+    if (cb)
+        cb(*this, why);
+    uv_close(reinterpret_cast<uv_handle_t *>(&tcp_), onClose);
+}
+
+void FrameConnection::closeAfterFlush(const std::string &why) {
+    if (state_ == State::Closed || state_ == State::Flushing)
+        return;
+    state_ = State::Flushing;
+    flushReason_ = why;
+    shutdownReq_.data = this;
+    // uv_shutdown completes after the queued writes; then close.
+    int rc = uv_shutdown(&shutdownReq_, reinterpret_cast<uv_stream_t *>(&tcp_),
+                         [](uv_shutdown_t *req, int) {
+                             auto *c = static_cast<FrameConnection *>(req->data);
+                             c->close(c->flushReason_);
+                         });
+    if (rc != 0)
+        close(why);
+}
+
+void FrameConnection::onClose(uv_handle_t *h) {
+    auto *c = static_cast<FrameConnection *>(h->data);
+    c->handleClosed_ = true;
+    c->freeIfUnused();
+}
+
+} // namespace stepmap::uvnet

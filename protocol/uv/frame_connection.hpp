@@ -1,0 +1,94 @@
+#pragma once
+
+// A TCP connection carrying authenticated frames, on a libuv loop. All
+// member functions run on the loop's thread.
+//
+// Lifetime: accept and connect hand out a FrameConnection::Ptr. The memory
+// goes once both the owner has let go of it and libuv has closed the
+// handle; letting go of an open connection closes it without calling back.
+// onClosed is called at most once, and not after the owner let go.
+
+#include "protocol/wire/frame_channel.hpp"
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stepmap::uvnet {
+
+class FrameConnection {
+public:
+    enum class State {
+        Connecting, // connect: until the TCP connection is made
+        Open,
+        Flushing, // closeAfterFlush: the queued writes go out, then Closed
+        Closed,   // closed, or closing (the handle is not free yet)
+    };
+
+    // The owner's release: closes quietly if still open.
+    struct Release {
+        void operator()(FrameConnection *c) const;
+    };
+    using Ptr = std::unique_ptr<FrameConnection, Release>;
+
+    struct Callbacks {
+        // The frames that arrived and passed authentication.
+        std::function<void(FrameConnection &, std::vector<wire::Frame> &)> onFrames;
+        // Called once, with the reason, when the connection is gone.
+        std::function<void(FrameConnection &, const std::string &)> onClosed;
+    };
+
+    // Accepts a pending connection on server; null (and the pending
+    // connection dropped) if that fails.
+    static Ptr accept(uv_stream_t *server, std::string secret, Callbacks cb);
+    // Starts connecting to host:port; failures are reported through onClosed
+    // (already during this call if host cannot be resolved).
+    static Ptr connect(uv_loop_t *loop, const std::string &host, int port, std::string secret,
+                       Callbacks cb);
+
+    FrameConnection(const FrameConnection &) = delete;
+    FrameConnection &operator=(const FrameConnection &) = delete;
+
+    void send(std::vector<std::uint8_t> bytes);
+    void send(wire::MessageType type, const std::string &payload) {
+        send(channel_.seal(type, payload));
+    }
+    void close(const std::string &why);
+    // Closes once everything sent so far has been written.
+    void closeAfterFlush(const std::string &why);
+
+    wire::FrameChannel &channel() { return channel_; }
+    uv_tcp_t *tcp() { return &tcp_; }
+    State state() const { return state_; }
+    bool closing() const { return state_ == State::Closed; }
+
+private:
+    FrameConnection(uv_loop_t *loop, std::string secret, wire::FrameChannel::Role role,
+                    Callbacks cb);
+    ~FrameConnection() = default;
+    void startReading();
+    // Frees the object once both the owner and libuv are done with it.
+    void freeIfUnused();
+
+    static void onConnect(uv_connect_t *req, int status);
+    static void onAlloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+    static void onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+    static void onWrite(uv_write_t *req, int status);
+    static void onClose(uv_handle_t *h);
+
+    uv_tcp_t tcp_{};
+    uv_connect_t connectReq_{};
+    uv_shutdown_t shutdownReq_{};
+    std::string flushReason_; // closeAfterFlush's, for onClosed
+    wire::FrameChannel channel_;
+    Callbacks cb_;
+    State state_ = State::Open;
+    bool released_ = false;     // the owner let go
+    bool handleClosed_ = false; // libuv let go
+    std::vector<char> readBuf_;
+};
+
+} // namespace stepmap::uvnet

@@ -1,0 +1,292 @@
+#include "protocol/wire/payloads.hpp"
+
+#include "protocol/wire/byte_buffer.hpp"
+#include "protocol/wire/message.hpp"
+
+namespace stepmap::wire {
+
+namespace {
+
+constexpr std::size_t kMaxId = 4096;
+constexpr std::size_t kMaxText = 64 * 1024;
+constexpr std::uint32_t kMaxNodes = 1u << 20;
+constexpr std::size_t kMaxHost = 256;
+constexpr std::uint32_t kMaxFanOut = 1024;
+
+std::string str(ByteWriter &w) {
+    return std::string(w.bytes().begin(), w.bytes().end());
+}
+
+ByteReader reader(const std::string &s) {
+    return ByteReader(reinterpret_cast<const std::uint8_t *>(s.data()), s.size());
+}
+
+// The fence tree's messages are written field by field through these.
+void put(ByteWriter &w, std::uint32_t v) {
+    w.u32(v);
+}
+void put(ByteWriter &w, std::uint64_t v) {
+    w.u64(v);
+}
+void put(ByteWriter &w, std::int32_t v) {
+    w.i32(v);
+}
+void put(ByteWriter &w, bool v) {
+    w.u8(v ? 1 : 0);
+}
+void put(ByteWriter &w, const std::string &v) {
+    w.blob(v);
+}
+
+template <class T> bool take(std::optional<T> got, T &out) {
+    if (got)
+        out = std::move(*got);
+    return got.has_value();
+}
+bool get(ByteReader &r, std::uint32_t &v) {
+    return take(r.u32(), v);
+}
+bool get(ByteReader &r, std::uint64_t &v) {
+    return take(r.u64(), v);
+}
+bool get(ByteReader &r, std::int32_t &v) {
+    return take(r.i32(), v);
+}
+bool get(ByteReader &r, bool &v) {
+    std::uint8_t b = 2;
+    return take(r.u8(), b) && b <= 1 && ((v = b == 1), true);
+}
+bool get(ByteReader &r, std::string &v) {
+    return take(r.blob(kMaxFrameSize), v);
+}
+
+template <class... T> std::string encodeFields(const T &...fields) {
+    ByteWriter w;
+    (put(w, fields), ...);
+    return str(w);
+}
+
+// Every field in order, and nothing after them.
+template <class... T> bool decodeFields(const std::string &s, T &...fields) {
+    auto r = reader(s);
+    return (get(r, fields) && ...) && r.atEnd();
+}
+
+bool isPort(std::uint32_t port) {
+    return port >= 1 && port <= 65535;
+}
+
+} // namespace
+
+std::string encode(const FenceMsg &m) {
+    ByteWriter w;
+    w.blob(m.fenceId);
+    w.u32(static_cast<std::uint32_t>(m.nodes.size()));
+    for (auto n : m.nodes)
+        w.u32(n);
+    w.u8(m.collect ? 1 : 0);
+    w.blob(m.data);
+    return str(w);
+}
+
+std::optional<FenceMsg> decodeFence(const std::string &s) {
+    auto r = reader(s);
+    FenceMsg m;
+    auto id = r.blob(kMaxId);
+    auto count = r.u32();
+    if (!id || !count || *count > kMaxNodes)
+        return std::nullopt;
+    m.fenceId = std::move(*id);
+    for (std::uint32_t i = 0; i < *count; ++i) {
+        auto n = r.u32();
+        if (!n)
+            return std::nullopt;
+        m.nodes.push_back(*n);
+    }
+    auto collect = r.u8();
+    auto data = r.blob(kMaxFrameSize);
+    if (!collect || *collect > 1 || !data || !r.atEnd())
+        return std::nullopt;
+    m.collect = *collect == 1;
+    m.data = std::move(*data);
+    return m;
+}
+
+std::string encode(const FenceDoneMsg &m) {
+    ByteWriter w;
+    w.blob(m.fenceId);
+    w.i32(m.status);
+    w.blob(m.data);
+    return str(w);
+}
+
+std::optional<FenceDoneMsg> decodeFenceDone(const std::string &s) {
+    auto r = reader(s);
+    auto id = r.blob(kMaxId);
+    auto status = r.i32();
+    auto data = r.blob(kMaxFrameSize);
+    if (!id || !status || !data || !r.atEnd())
+        return std::nullopt;
+    return FenceDoneMsg{std::move(*id), *status, std::move(*data)};
+}
+
+std::string encode(const DmodexRequestMsg &m) {
+    ByteWriter w;
+    w.u64(m.requestId);
+    w.u32(m.originNode);
+    w.u32(m.rank);
+    return str(w);
+}
+
+std::optional<DmodexRequestMsg> decodeDmodexRequest(const std::string &s) {
+    auto r = reader(s);
+    auto id = r.u64();
+    auto origin = r.u32();
+    auto rank = r.u32();
+    if (!id || !origin || !rank || !r.atEnd())
+        return std::nullopt;
+    return DmodexRequestMsg{*id, *origin, *rank};
+}
+
+std::string encode(const DmodexResponseMsg &m) {
+    ByteWriter w;
+    w.u64(m.requestId);
+    w.u32(m.originNode);
+    w.i32(m.status);
+    w.blob(m.data);
+    return str(w);
+}
+
+std::optional<DmodexResponseMsg> decodeDmodexResponse(const std::string &s) {
+    auto r = reader(s);
+    auto id = r.u64();
+    auto origin = r.u32();
+    auto status = r.i32();
+    auto data = r.blob(kMaxFrameSize);
+    if (!id || !origin || !status || !data || !r.atEnd())
+        return std::nullopt;
+    return DmodexResponseMsg{*id, *origin, *status, std::move(*data)};
+}
+
+std::string encode(const AbortMsg &m) {
+    ByteWriter w;
+    w.u32(m.rank);
+    w.i32(m.status);
+    w.blob(m.message);
+    return str(w);
+}
+
+std::optional<AbortMsg> decodeAbort(const std::string &s) {
+    auto r = reader(s);
+    auto rank = r.u32();
+    auto status = r.i32();
+    auto text = r.blob(kMaxText);
+    if (!rank || !status || !text || !r.atEnd())
+        return std::nullopt;
+    return AbortMsg{*rank, *status, std::move(*text)};
+}
+
+std::string encode(const ShutdownMsg &m) {
+    ByteWriter w;
+    w.i32(m.status);
+    w.blob(m.reason);
+    return str(w);
+}
+
+std::optional<ShutdownMsg> decodeShutdown(const std::string &s) {
+    auto r = reader(s);
+    auto status = r.i32();
+    auto text = r.blob(kMaxText);
+    if (!status || !text || !r.atEnd())
+        return std::nullopt;
+    return ShutdownMsg{*status, std::move(*text)};
+}
+
+std::string encode(const WelcomeMsg &m) {
+    return encodeFields(m.fanOut);
+}
+
+std::optional<WelcomeMsg> decodeWelcome(const std::string &s) {
+    WelcomeMsg m;
+    if (!s.empty() && (!decodeFields(s, m.fanOut) || m.fanOut > kMaxFanOut))
+        return std::nullopt;
+    return m;
+}
+
+std::string encode(const TreeListenMsg &m) {
+    return encodeFields(m.port);
+}
+
+std::optional<TreeListenMsg> decodeTreeListen(const std::string &s) {
+    TreeListenMsg m;
+    const bool ok = decodeFields(s, m.port) && isPort(m.port);
+    return ok ? std::optional(m) : std::nullopt;
+}
+
+std::string encode(const TreeParentMsg &m) {
+    return encodeFields(m.parentNode, m.host, m.port);
+}
+
+std::optional<TreeParentMsg> decodeTreeParent(const std::string &s) {
+    TreeParentMsg m;
+    const bool ok = decodeFields(s, m.parentNode, m.host, m.port) && !m.host.empty() &&
+                    m.host.size() <= kMaxHost && isPort(m.port);
+    return ok ? std::optional(std::move(m)) : std::nullopt;
+}
+
+std::string encode(const TreeUpMsg &m) {
+    return encodeFields(m.sequence, m.collect, m.count, m.records);
+}
+
+std::optional<TreeUpMsg> decodeTreeUp(const std::string &s) {
+    TreeUpMsg m;
+    const bool ok = decodeFields(s, m.sequence, m.collect, m.count, m.records) && m.count > 0 &&
+                    m.count <= kMaxNodes && (m.collect || m.records.empty());
+    return ok ? std::optional(std::move(m)) : std::nullopt;
+}
+
+std::string encode(const TreeDownMsg &m) {
+    return encodeFields(m.sequence, m.status, m.data);
+}
+
+std::optional<TreeDownMsg> decodeTreeDown(const std::string &s) {
+    TreeDownMsg m;
+    const bool ok = decodeFields(s, m.sequence, m.status, m.data);
+    return ok ? std::optional(std::move(m)) : std::nullopt;
+}
+
+std::string encode(const TreeRelayMsg &m) {
+    return encodeFields(m.node, m.payload);
+}
+
+std::optional<TreeRelayMsg> decodeTreeRelay(const std::string &s) {
+    TreeRelayMsg m;
+    const bool ok = decodeFields(s, m.node, m.payload) && m.node < kMaxNodes;
+    return ok ? std::optional(std::move(m)) : std::nullopt;
+}
+
+void appendRecord(std::string &records, const FenceRecord &record) {
+    records += encodeFields(record.node, record.data);
+}
+
+std::optional<std::vector<FenceRecord>>
+decodeRecords(const std::string &records, std::uint32_t count, std::uint32_t nodeCount) {
+    auto r = reader(records);
+    std::vector<FenceRecord> out;
+    // Each record takes 8 bytes at least: a count beyond that is a lie.
+    if (count > records.size() / 8)
+        return std::nullopt;
+    out.reserve(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+        auto node = r.u32();
+        auto data = r.blob(kMaxFrameSize);
+        if (!node || *node >= nodeCount || !data)
+            return std::nullopt;
+        out.push_back({*node, std::move(*data)});
+    }
+    if (!r.atEnd())
+        return std::nullopt;
+    return out;
+}
+
+} // namespace stepmap::wire
