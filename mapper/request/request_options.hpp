@@ -46,7 +46,7 @@ struct OptionWording {
 
 // Reads a whole file; the error is the reason alone ("No such file or
 // directory"). srun and stepmap-plan pass readBoundedFile
-// (stepd_server/os/user_file.hpp); tests pass fakes.
+// (os/user_file.hpp); tests pass fakes.
 using OptionFileReader = std::function<Expected<std::string>(const std::string &path)>;
 
 // "cannot read --hostfile 'hf': No such file or directory": the message for

@@ -1,4 +1,4 @@
-// decodeReadyReport (stepd_server/protocol/ready/ready_report.hpp): what a node server
+// decodeReadyReport (protocol/ready/ready_report.hpp): what a node server
 // (running as the job's user) tells the plugin (root) when it is ready. The
 // first byte gives the node's local ranks: n = byte % 8 ranks 0, s, 2s, ...
 // with s = 1 + byte / 8; the rest is the report. A report it accepts must

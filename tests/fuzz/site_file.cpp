@@ -1,4 +1,4 @@
-// parseSitePolicy (spank_plugin/site/site_file.hpp): the site policy file,
+// parseSitePolicy (site/site_file.hpp): the site policy file,
 // written by an administrator. An error names the file; a policy it accepts
 // reads the same to stepmap.so's serve-line reader (serve_line.hpp).
 

@@ -1,4 +1,4 @@
-// FrameChannel::feed (stepd_server/protocol/wire/frame_channel.hpp): the bytes a hub
+// FrameChannel::feed (protocol/wire/frame_channel.hpp): the bytes a hub
 // or a node server receives. The input is a script of steps, each starting
 // with a byte: bit 0 picks the receiver (0: a server, 1: the hub), bits 1-2
 // the step:

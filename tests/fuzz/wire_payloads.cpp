@@ -1,4 +1,4 @@
-// The payload decoders (stepd_server/protocol/wire/payloads.hpp), a node
+// The payload decoders (protocol/wire/payloads.hpp), a node
 // server's timeline (timeline/step_timeline.hpp, and srun's critical path
 // from it, which must stay bounded) and exchange counters
 // (timeline/exchange_counters.hpp) and the step

@@ -2,7 +2,7 @@
 
 // Reading the files the command line names. The mapper parses text only;
 // this is where stepmap-plan does its file I/O, through the bounded reader
-// srun's side of the plugin uses too (stepd_server/os/user_file).
+// srun's side of the plugin uses too (os/user_file).
 
 #include <string>
 #include <string_view>

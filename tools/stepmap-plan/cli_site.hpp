@@ -1,7 +1,7 @@
 #pragma once
 
 // --site FILE: the site policy file (stepmap.yaml(5)) applied as srun's
-// plugin applies it (spank_plugin/site/site_defaults.hpp), so that a site
+// plugin applies it (site/site_defaults.hpp), so that a site
 // can see what its file does without running anything.
 
 #include <string>

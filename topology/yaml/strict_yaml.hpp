@@ -2,7 +2,7 @@
 
 // Strict reading of a small YAML file through yaml-cpp, shared by the
 // interconnect profile (profile/profile_yaml_load.cpp) and the site policy
-// file (spank_plugin/site/site_file.cpp): every key known and given at most
+// file (site/site_file.cpp): every key known and given at most
 // once, each value checked on its own, every error located as
 // "FILE:LINE: KEY.PATH: what is wrong".
 //

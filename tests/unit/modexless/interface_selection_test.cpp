@@ -1,5 +1,5 @@
 // Which interfaces and addresses Open MPI's btl tcp publishes, by its default
-// rules (README.md of stepd_server/modexless), on made-up nodes.
+// rules (modexless/README.md), on made-up nodes.
 
 #include "modexless/interface_selection.hpp"
 

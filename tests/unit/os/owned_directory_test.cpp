@@ -1,4 +1,4 @@
-// The owner of the server's directory (stepd_server/os/owned_directory.hpp):
+// The owner of the server's directory (os/owned_directory.hpp):
 // the tree goes with the owner, whatever the way out.
 
 #include "os/owned_directory.hpp"

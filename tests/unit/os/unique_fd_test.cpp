@@ -1,4 +1,4 @@
-// The one owner of a file descriptor (stepd_server/os/unique_fd.hpp).
+// The one owner of a file descriptor (os/unique_fd.hpp).
 
 #include "os/unique_fd.hpp"
 

@@ -1,4 +1,4 @@
-// What the site policy file does to a plan (spank_plugin/site/site_defaults.hpp),
+// What the site policy file does to a plan (site/site_defaults.hpp),
 // shared by srun and stepmap-plan: defaults where the user gave none, per
 // application context; ParaStation placement keeping them out; the note
 // errors carry; the bounds on the finished plan.

@@ -1,4 +1,4 @@
-// The site policy file (spank_plugin/site/site_file.hpp, stepmap.yaml(5)):
+// The site policy file (site/site_file.hpp, stepmap.yaml(5)):
 // every key's effect, every refusal with its file, line and key path, the
 // file checks, the serve line stepmap.so reads without YAML, and the example
 // file contrib/site/stepmap.yaml.example.

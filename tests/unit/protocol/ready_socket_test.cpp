@@ -1,4 +1,4 @@
-// The ready socket's two ends (stepd_server/protocol/ready/ready_socket.hpp)
+// The ready socket's two ends (protocol/ready/ready_socket.hpp)
 // over a real socketpair.
 
 #include "os/unique_fd.hpp"

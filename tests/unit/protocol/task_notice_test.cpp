@@ -1,4 +1,4 @@
-// Task notices on the ready socket (stepd_server/protocol/ready/task_notice.hpp):
+// Task notices on the ready socket (protocol/ready/task_notice.hpp):
 // what slurmstepd writes, the server reads back; anything else is ignored.
 
 #include "protocol/ready/task_notice.hpp"
