@@ -75,24 +75,44 @@ def read(path):
         return f.read()
 
 
+# Run as a given user: binds every port given on the IPv4 and IPv6
+# wildcards and listens, says "held", and keeps them until stdin closes.
+SQUAT_PORTS = r"""
+import socket, sys
+held = []
+for port in map(int, sys.argv[1:]):
+    for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+        s = socket.socket(family, socket.SOCK_STREAM)
+        if family == socket.AF_INET6:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        s.bind((address, port))
+        s.listen(1)
+        held.append(s)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
 @contextlib.contextmanager
+def ports_squatted_by(user, ports):
+    """ports held by a process of user while the block runs."""
+    ports = list(ports)
+    proc = subprocess.Popen(["runuser", "-u", user, "--", "python3", "-c", SQUAT_PORTS] +
+                            [str(p) for p in ports], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        if proc.stdout.readline().strip() != "held":
+            raise AssertionError(f"{user} could not bind {ports}")
+        yield
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
 def ports_taken(first, last):
     """Every TCP port from first to last bound by another process (as if
     some service held them), on the IPv4 and IPv6 wildcards."""
-    held = []
-    try:
-        for port in range(first, last + 1):
-            for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
-                s = socket.socket(family, socket.SOCK_STREAM)
-                if family == socket.AF_INET6:
-                    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-                s.bind((address, port))
-                s.listen(1)
-                held.append(s)
-        yield
-    finally:
-        for s in held:
-            s.close()
+    return ports_squatted_by("root", range(first, last + 1))
 
 
 @contextlib.contextmanager
@@ -115,38 +135,6 @@ def user_mca_params(text):
 def profile_entry_digest(node):
     m = re.search(r"^    digest: (\S+)$", entries(read(PROFILE))[node], re.M)
     return m.group(1)
-
-
-# Run as another user: binds every port given on the IPv4 and IPv6
-# wildcards and listens, says "held", and keeps them until stdin closes.
-SQUAT_PORTS = r"""
-import socket, sys
-held = []
-for port in map(int, sys.argv[1:]):
-    for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
-        s = socket.socket(family, socket.SOCK_STREAM)
-        if family == socket.AF_INET6:
-            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-        s.bind((address, port))
-        s.listen(1)
-        held.append(s)
-print("held", flush=True)
-sys.stdin.read()
-"""
-
-
-@contextlib.contextmanager
-def ports_squatted_by(user, ports):
-    proc = subprocess.Popen(["runuser", "-u", user, "--", "python3", "-c", SQUAT_PORTS] +
-                            [str(p) for p in ports], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        if proc.stdout.readline().strip() != "held":
-            raise AssertionError(f"{user} could not bind {ports}")
-        yield
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
 
 
 def next_job_id():
