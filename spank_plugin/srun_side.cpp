@@ -44,8 +44,14 @@ std::optional<std::string> variable(const SrunInput &input, const std::string &n
     return it == input.environment.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
 
-bool profileModex(const StepmapOptions &options, const SitePolicy &policy) {
-    return options.modex.value_or(policy.modex.value_or("")) == "profile";
+// What the later hooks need of srun's input and the plan.
+ServedStep servedStep(const SrunInput &input, const SitePolicy &policy, LaunchPlan plan) {
+    ServedStep step;
+    step.planned = input.planned;
+    step.forwarded = input.forwarded;
+    step.profileModex = input.options.modex.value_or(policy.modex.value_or("")) == "profile";
+    step.plan = std::move(plan);
+    return step;
 }
 
 // The previous image of this srun planned, allocated and set the
@@ -56,11 +62,7 @@ ServedStep resume(const SrunInput &input, const Reexec &reexec, const SitePolicy
     auto decoded = decodePlan(encoded ? encoded : "");
     if (!decoded)
         refuse("lost the plan across srun's restart: " + decoded.error().message, {}, policy);
-    ServedStep step;
-    step.planned = input.planned;
-    step.forwarded = input.forwarded;
-    step.profileModex = profileModex(input.options, policy);
-    step.plan = std::move(decoded.value());
+    ServedStep step = servedStep(input, policy, std::move(decoded.value()));
     step.hostfile.reset(reexec.hostfileFd);
     fcntl(step.hostfile.get(), F_SETFD, FD_CLOEXEC);
     step.planMs = reexec.planMs;
@@ -70,6 +72,62 @@ ServedStep resume(const SrunInput &input, const Reexec &reexec, const SitePolicy
         if (!step.job)
             refuse("lost job " + std::to_string(reexec.job) + " across srun's restart", {}, policy);
     }
+    return step;
+}
+
+// The chain for a step stepmap serves: check srun's input, plan in the job
+// (asking Slurm for one if srun has none), apply the plan to srun and show
+// the map; srun is re-executed here if the plan replaces its layout
+// options. A user error ends srun with its message.
+ServedStep serveStep(const SrunInput &input, const SiteConfig &site, const ServeDecision &serve,
+                     std::chrono::steady_clock::time_point started) {
+    if (auto accepted = refuseLayoutOptions(input.cmd, site.policy, serve.engaged); !accepted)
+        refuse(accepted.error().message, serve, site.policy);
+    auto prepared = prepareJobMap(input.options.displayMap);
+    if (!prepared)
+        refuse(prepared.error().message, serve, site.policy);
+    JobMapOutput &map = prepared.value();
+    OwnJob own;
+    // From here on a failure releases the job stepmap asked for.
+    auto fail = [&](const std::string &message) {
+        if (own.job)
+            own.job->release(1);
+        refuse(message, serve, site.policy, &map.picture);
+    };
+
+    if (auto refused = pmiOnlyProgram(input.cmd, variable(input, "PATH").value_or("")))
+        fail(refused->message + siteDefaultsNote({}, site.policy));
+    const WrittenRequest written = writtenRequest(input.options, input.psi, site.policy);
+    auto outcome = planInJob(input, written, site.policy, serve.bySitePolicy, own);
+    if (!outcome)
+        fail(outcome.error().message + siteDefaultsNote(written.siteDefaults, site.policy));
+    PlannedStep &planned = outcome->step;
+
+    // Make Slurm start exactly the plan (set before srun reads its
+    // environment, so the inherited task and node counts give way to the
+    // host file).
+    auto hostfile = applyPlan(planned.plan, planned.request, input.options.modex, site);
+    if (!hostfile)
+        fail(hostfile.error().message);
+    const std::string ownJob = own.job ? std::to_string(own.job->jobId()) : "";
+    if (auto shown = showJobMap(map, planned, input, ownJob); !shown)
+        fail(shown.error().message);
+    // The srun-side cost of stepmap, shown by `srun -v` once srun knows
+    // its verbosity (local_user_init).
+    const double planMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count() -
+        own.allocationMs;
+    if (auto failed = reexecuteWithoutLayout(input, hostfile.value(), planMs, own.allocationMs,
+                                             own.job.get()))
+        fail(failed->message);
+
+    ServedStep step = servedStep(input, site.policy, std::move(planned.plan));
+    step.hostfile = std::move(hostfile.value());
+    step.planMs = planMs;
+    step.allocationMs = own.allocationMs;
+    step.psiNotes = std::move(outcome->psiNotes);
+    step.job = std::move(own.job);
     return step;
 }
 
@@ -99,90 +157,8 @@ int SrunSide::init(spank_t) {
         return 0;
     wire::initCryptoWithoutExitCleanup(); // before any OpenSSL use (see there)
 
-    if (auto accepted = refuseLayoutOptions(input.cmd, site_.policy, serve_.engaged); !accepted)
-        refuse(accepted.error().message, serve_, site_.policy);
-    auto prepared = prepareJobMap(input.options.displayMap);
-    if (!prepared)
-        refuse(prepared.error().message, serve_, site_.policy);
-    JobMapOutput &map = prepared.value();
-    OwnJob own;
-    // From here on a failure releases the job stepmap asked for.
-    auto fail = [&](const std::string &message) {
-        if (own.job)
-            own.job->release(1);
-        refuse(message, serve_, site_.policy, &map.picture);
-    };
-
-    if (auto refused = pmiOnlyProgram(input.cmd, variable(input, "PATH").value_or("")))
-        fail(refused->message + siteDefaultsNote({}, site_.policy));
-    const WrittenRequest written = writtenRequest(input.options, input.psi, site_.policy);
-    auto outcome = planInJob(input, written, site_.policy, serve_.bySitePolicy, own);
-    if (!outcome)
-        fail(outcome.error().message + siteDefaultsNote(written.siteDefaults, site_.policy));
-    const PlannedStep &planned = outcome->step;
-
-    // Make Slurm start exactly the plan (set before srun reads its
-    // environment, so the inherited task and node counts give way to the
-    // host file).
-    auto hostfile = writeHostfile(planned.plan);
-    if (!hostfile)
-        fail(hostfile.error().message);
-    if (auto exported = exportPlan(planned.plan, planned.request, hostfile.value()); !exported)
-        fail(exported.error().message);
-    if (auto exported = exportModex(input.options.modex, site_, planned.plan); !exported)
-        fail(exported.error().message);
-    // The job the step runs in: the one srun asked for, else --jobid (for
-    // the picture; the text map names salloc's or sbatch's), else salloc's
-    // or sbatch's.
-    const auto inherited = variable(input, "SLURM_JOB_ID");
-    const std::string ownJob = own.job ? std::to_string(own.job->jobId()) : "";
-    if (map.text || planned.report.display) {
-        const bool withCpusPerTask = input.cmd.last("cpus-per-task") || input.cmd.last("exact") ||
-                                     variable(input, slurm_release::cpusPerTaskVariable()) ||
-                                     planned.request.parastation.threads() > 1 ||
-                                     variable(input, "SLURM_EXACT");
-        displayJobMap(planned, own.job ? ownJob : inherited.value_or("N/A"), withCpusPerTask);
-    }
-    if (map.picture) {
-        std::string job = ownJob;
-        if (job.empty()) {
-            const SrunOption *given = input.cmd.last("jobid");
-            job = given && given->value ? *given->value : inherited.value_or("");
-        }
-        if (auto drawn = drawJobMap(planned, job, *map.picture, *input.options.displayMap); !drawn)
-            fail(drawn.error().message);
-        map.picture.reset();
-    }
-    // The srun-side cost of stepmap, shown by `srun -v` once srun knows
-    // its verbosity (local_user_init).
-    const double planMs =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-            .count() -
-        own.allocationMs;
-
-    // -N, -w, -x and --ntasks-per-node chose the nodes (and were checked
-    // against the plan); srun must not apply them again to the step, which
-    // the host file now lays out: run srun anew without them.
-    std::vector<SrunOptionRole> replaced = {SrunOptionRole::StepNodes,
-                                            SrunOptionRole::TasksPerNode};
-    if (input.cmd.mpi && isPmixType(input.cmd.mpi->c_str()))
-        replaced.push_back(SrunOptionRole::MpiType); // the site serves it (refuseLayoutOptions)
-    std::vector<std::string> rest = argumentsWithout(input.args, input.cmd, replaced);
-    if (rest != input.args)
-        fail(reexecute(rest, hostfile.value(), planMs, own.allocationMs, own.job.get()).message);
-
-    ServedStep step;
-    step.planned = input.planned;
-    step.forwarded = input.forwarded;
-    step.profileModex = profileModex(input.options, site_.policy);
-    step.plan = std::move(outcome->step.plan);
-    step.hostfile = std::move(hostfile.value());
-    step.planMs = planMs;
-    step.allocationMs = own.allocationMs;
-    step.psiNotes = std::move(outcome->psiNotes);
-    step.job = std::move(own.job);
-    step.marks = marks;
-    step_ = std::move(step);
+    step_ = serveStep(input, site_, serve_, started);
+    step_->marks = marks;
     return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "job_variables.hpp"
 #include "plugin_log.hpp"
+#include "pmix_request.hpp"
 #include "profile/profile_yaml.hpp"
 #include "slurm_release.hpp"
 #include "srun/modex_environment.hpp"
@@ -67,6 +68,18 @@ Expected<void> exportModex(const std::optional<std::string> &modex, const SiteCo
     return {};
 }
 
+Expected<os::UniqueFd> applyPlan(const LaunchPlan &plan, const PlanRequest &request,
+                                 const std::optional<std::string> &modex, const SiteConfig &site) {
+    auto hostfile = writeHostfile(plan);
+    if (!hostfile)
+        return hostfile;
+    if (auto exported = exportPlan(plan, request, hostfile.value()); !exported)
+        return exported.error();
+    if (auto exported = exportModex(modex, site, plan); !exported)
+        return exported.error();
+    return hostfile;
+}
+
 UserError reexecute(const std::vector<std::string> &args, const os::UniqueFd &hostfile,
                     double planMs, double allocationMs, JobAllocation *job) {
     int flags = fcntl(hostfile.get(), F_GETFD);
@@ -95,6 +108,19 @@ UserError reexecute(const std::vector<std::string> &args, const os::UniqueFd &ho
     execv("/proc/self/exe", argv.data());
     return UserError{std::string("cannot restart srun without its -N/-w/-x options: ") +
                      std::strerror(errno)};
+}
+
+std::optional<UserError> reexecuteWithoutLayout(const SrunInput &input,
+                                                const os::UniqueFd &hostfile, double planMs,
+                                                double allocationMs, JobAllocation *job) {
+    std::vector<SrunOptionRole> replaced = {SrunOptionRole::StepNodes,
+                                            SrunOptionRole::TasksPerNode};
+    if (input.cmd.mpi && isPmixType(input.cmd.mpi->c_str()))
+        replaced.push_back(SrunOptionRole::MpiType); // the site serves it (refuseLayoutOptions)
+    std::vector<std::string> rest = argumentsWithout(input.args, input.cmd, replaced);
+    if (rest == input.args)
+        return std::nullopt;
+    return reexecute(rest, hostfile, planMs, allocationMs, job);
 }
 
 std::optional<Reexec> takeReexec() {

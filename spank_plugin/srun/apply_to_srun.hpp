@@ -10,6 +10,7 @@
 #include "plan/launch_plan.hpp"
 #include "request/plan_request.hpp"
 #include "site_config.hpp"
+#include "srun/srun_input.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -36,6 +37,11 @@ Expected<void> exportPlan(const LaunchPlan &plan, const PlanRequest &request,
 Expected<void> exportModex(const std::optional<std::string> &modex, const SiteConfig &site,
                            const LaunchPlan &plan);
 
+// The three above in order: the host file, the plan's settings, --modex's.
+// The host file is kept open until srun has read it.
+Expected<os::UniqueFd> applyPlan(const LaunchPlan &plan, const PlanRequest &request,
+                                 const std::optional<std::string> &modex, const SiteConfig &site);
+
 // srun re-executes itself without -N/-w/-x when the plan replaces them
 // (srun ignores SLURM_HOSTFILE next to -w, and 23.11+ refuses -N with the
 // arbitrary distribution). The new image finds what the old one prepared
@@ -51,6 +57,14 @@ struct Reexec {
 // file and `job`; returns only the error when it cannot.
 UserError reexecute(const std::vector<std::string> &args, const os::UniqueFd &hostfile,
                     double planMs, double allocationMs, JobAllocation *job);
+// -N, -w, -x and --ntasks-per-node chose the nodes (and were checked
+// against the plan), and a PMIx --mpi is the site's to serve: srun must not
+// apply them again to the step the host file lays out. Runs srun anew
+// without them when `input` has any; returns the error when it cannot, and
+// nothing when there was nothing to take out.
+std::optional<UserError> reexecuteWithoutLayout(const SrunInput &input,
+                                                const os::UniqueFd &hostfile, double planMs,
+                                                double allocationMs, JobAllocation *job);
 // What the previous image of this srun handed over (the variable is
 // removed); none when srun was not restarted by stepmap.
 std::optional<Reexec> takeReexec();

@@ -6,6 +6,7 @@
 #include "plan/job_map.hpp"
 #include "plan/plan_svg.hpp"
 #include "plugin_log.hpp"
+#include "slurm_release.hpp"
 #include "srun/slurm_queries.hpp"
 
 #include <algorithm>
@@ -83,6 +84,40 @@ Expected<void> drawJobMap(const PlannedStep &step, const std::string &job, Repla
     logInfo("job map drawn in " + escaped(picture.path(), kShownPathBytes) + " (" +
             counted(step.plan.ranks.size(), "rank") + " on " +
             counted(step.plan.nodes.size(), "node") + ")");
+    return {};
+}
+
+namespace {
+
+std::optional<std::string> variable(const SrunInput &input, const std::string &name) {
+    auto it = input.environment.find(name);
+    return it == input.environment.end() ? std::nullopt : std::optional<std::string>(it->second);
+}
+
+} // namespace
+
+Expected<void> showJobMap(JobMapOutput &map, const PlannedStep &step, const SrunInput &input,
+                          const std::string &ownJob) {
+    const auto inherited = variable(input, "SLURM_JOB_ID");
+    if (map.text || step.report.display) {
+        const bool withCpusPerTask = input.cmd.last("cpus-per-task") || input.cmd.last("exact") ||
+                                     variable(input, slurm_release::cpusPerTaskVariable()) ||
+                                     step.request.parastation.threads() > 1 ||
+                                     variable(input, "SLURM_EXACT");
+        displayJobMap(step, !ownJob.empty() ? ownJob : inherited.value_or("N/A"), withCpusPerTask);
+    }
+    if (!map.picture)
+        return {};
+    // The picture names the job the step runs in: the one srun asked for,
+    // else --jobid, else salloc's or sbatch's.
+    std::string job = ownJob;
+    if (job.empty()) {
+        const SrunOption *given = input.cmd.last("jobid");
+        job = given && given->value ? *given->value : inherited.value_or("");
+    }
+    if (auto drawn = drawJobMap(step, job, *map.picture, *input.options.displayMap); !drawn)
+        return drawn;
+    map.picture.reset();
     return {};
 }
 

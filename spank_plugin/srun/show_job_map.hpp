@@ -7,6 +7,7 @@
 #include "base/expected.hpp"
 #include "replaced_file.hpp"
 #include "srun/plan_step.hpp"
+#include "srun/srun_input.hpp"
 
 #include <optional>
 #include <string>
@@ -32,5 +33,12 @@ void displayJobMap(const PlannedStep &step, const std::string &jobOrNa, bool wit
 // --display-map's value.
 Expected<void> drawJobMap(const PlannedStep &step, const std::string &job, ReplacedFile &picture,
                           const std::string &displayMap);
+
+// Both of the above as srun's input asks for them: the text map (with
+// --display-map, or PSI_* asking for it) and the picture, which it
+// completes. `ownJob`: the job stepmap asked Slurm for, if any (else the
+// text map names --jobid's or salloc's/sbatch's job).
+Expected<void> showJobMap(JobMapOutput &map, const PlannedStep &step, const SrunInput &input,
+                          const std::string &ownJob);
 
 } // namespace stepmap::plugin
