@@ -7,8 +7,8 @@
 #include "options.hpp"
 #include "plugin_log.hpp"
 #include "site_config.hpp"
-#include "srun_side.hpp"
-#include "stepd_side.hpp"
+#include "srun/srun_side.hpp"
+#include "stepd/stepd_side.hpp"
 
 #include <iterator>
 #include <memory>

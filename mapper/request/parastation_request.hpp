@@ -3,7 +3,7 @@
 // ParaStation MPI's placement settings (process_placement(7), seed 004), as
 // stepmap reads them under Slurm: --loop-nodes-first, --nodes-sort, --tpp and
 // the PSI_* environment equivalents (the merging of options and environment
-// is the plugin's job, spank_plugin/psi_environment.hpp). The rules are
+// is the plugin's job, spank_plugin/srun/psi_environment.hpp). The rules are
 // shared/notes/parastation.md; the placement itself is
 // parastation_placement.hpp.
 //

@@ -4,8 +4,8 @@
 #include "plugin_log.hpp"
 #include "pmix_request.hpp"
 #include "profile/profile_yaml.hpp"
-#include "slurm_release.hpp"
 #include "srun/modex_environment.hpp"
+#include "srun/slurm_release.hpp"
 #include "srun/step_environment.hpp"
 
 #include <fcntl.h>

@@ -5,11 +5,11 @@
 // it changes; errors come back as values for the hook to report.
 
 #include "base/expected.hpp"
-#include "job_allocation.hpp"
 #include "os/unique_fd.hpp"
 #include "plan/launch_plan.hpp"
 #include "request/plan_request.hpp"
 #include "site_config.hpp"
+#include "srun/job_allocation.hpp"
 #include "srun/srun_input.hpp"
 
 #include <cstdint>

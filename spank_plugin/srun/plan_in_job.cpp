@@ -1,8 +1,8 @@
 #include "srun/plan_in_job.hpp"
 
 #include "os/user_file.hpp"
-#include "slurm_release.hpp"
 #include "srun/slurm_queries.hpp"
+#include "srun/slurm_release.hpp"
 #include "srun/step_environment.hpp"
 
 namespace stepmap::plugin {

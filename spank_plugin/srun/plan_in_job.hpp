@@ -5,8 +5,8 @@
 // in it and what Slurm says of them, then the plan (pure).
 
 #include "base/expected.hpp"
-#include "job_allocation.hpp"
 #include "site/site_policy.hpp"
+#include "srun/job_allocation.hpp"
 #include "srun/plan_step.hpp"
 #include "srun/srun_input.hpp"
 

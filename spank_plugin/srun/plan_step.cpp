@@ -1,10 +1,10 @@
 #include "srun/plan_step.hpp"
 
-#include "allocation_request.hpp"
 #include "base/quote.hpp"
-#include "multi_prog.hpp"
 #include "planner/planner.hpp"
 #include "site/site_defaults.hpp"
+#include "srun/allocation_request.hpp"
+#include "srun/multi_prog.hpp"
 
 #include <set>
 

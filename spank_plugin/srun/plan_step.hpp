@@ -12,12 +12,12 @@
 #include "plan/launch_plan.hpp"
 #include "plan/plan_report.hpp"
 #include "planner/srun_step_rules.hpp"
-#include "psi_environment.hpp"
 #include "request/plan_request.hpp"
 #include "request/request_options.hpp"
 #include "site/site_policy.hpp"
+#include "srun/psi_environment.hpp"
+#include "srun/srun_command_line.hpp"
 #include "srun/step_environment.hpp"
-#include "srun_command_line.hpp"
 
 #include <cstdint>
 #include <functional>

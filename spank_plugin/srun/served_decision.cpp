@@ -1,7 +1,7 @@
 #include "srun/served_decision.hpp"
 
-#include "multi_prog.hpp"
 #include "pmix_request.hpp"
+#include "srun/multi_prog.hpp"
 
 #include <algorithm>
 

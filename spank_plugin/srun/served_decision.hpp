@@ -8,7 +8,7 @@
 #include "base/expected.hpp"
 #include "options.hpp"
 #include "site/site_policy.hpp"
-#include "srun_command_line.hpp"
+#include "srun/srun_command_line.hpp"
 
 #include <functional>
 #include <map>

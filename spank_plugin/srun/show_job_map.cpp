@@ -6,8 +6,8 @@
 #include "plan/job_map.hpp"
 #include "plan/plan_svg.hpp"
 #include "plugin_log.hpp"
-#include "slurm_release.hpp"
 #include "srun/slurm_queries.hpp"
+#include "srun/slurm_release.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -5,8 +5,8 @@
 // before the step starts.
 
 #include "base/expected.hpp"
-#include "replaced_file.hpp"
 #include "srun/plan_step.hpp"
+#include "srun/replaced_file.hpp"
 #include "srun/srun_input.hpp"
 
 #include <optional>

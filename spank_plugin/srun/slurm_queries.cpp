@@ -1,9 +1,9 @@
 #include "srun/slurm_queries.hpp"
 
-#include "job_allocation.hpp"
 #include "os/user_file.hpp"
 #include "request/allocation_shape.hpp"
-#include "slurm_release.hpp"
+#include "srun/job_allocation.hpp"
+#include "srun/slurm_release.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -5,14 +5,14 @@
 // job's CPUs and where the hub listens. The only place on srun's side that
 // makes RPCs to slurmctld (through libslurm, which srun carries).
 
-#include "allocation_request.hpp"
 #include "base/expected.hpp"
 #include "hosts/allocation.hpp"
 #include "protocol/hub/rendezvous_hub.hpp"
 #include "request/plan_request.hpp"
 #include "site_config.hpp"
+#include "srun/allocation_request.hpp"
+#include "srun/srun_command_line.hpp"
 #include "srun/step_environment.hpp"
-#include "srun_command_line.hpp"
 
 #include <memory>
 #include <string>

@@ -1,6 +1,6 @@
 #include "srun/srun_input.hpp"
 
-#include "allocation_request.hpp"
+#include "srun/allocation_request.hpp"
 
 #include <cstdlib>
 

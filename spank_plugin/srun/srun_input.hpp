@@ -5,9 +5,9 @@
 // PSI_* variables and the srun variables the later stages need.
 
 #include "options.hpp"
-#include "psi_environment.hpp"
+#include "srun/psi_environment.hpp"
+#include "srun/srun_command_line.hpp"
 #include "srun/step_environment.hpp"
-#include "srun_command_line.hpp"
 
 #include <map>
 #include <string>

@@ -8,7 +8,7 @@
 #include "hosts/allocation.hpp"
 #include "plan/launch_plan.hpp"
 #include "request/plan_request.hpp"
-#include "srun_command_line.hpp"
+#include "srun/srun_command_line.hpp"
 
 #include <map>
 #include <optional>

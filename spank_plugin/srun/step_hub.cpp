@@ -3,8 +3,8 @@
 #include "job_variables.hpp"
 #include "plugin_log.hpp"
 #include "protocol/wire/secret.hpp"
-#include "slurm_release.hpp"
 #include "srun/slurm_queries.hpp"
+#include "srun/slurm_release.hpp"
 
 #include <chrono>
 #include <csignal>

@@ -1,7 +1,7 @@
-// multiProgApps (spank_plugin/multi_prog.hpp): srun --multi-prog files as
+// multiProgApps (spank_plugin/srun/multi_prog.hpp): srun --multi-prog files as
 // application contexts. Every context must hold at least one rank.
 
-#include "multi_prog.hpp"
+#include "srun/multi_prog.hpp"
 #include "fuzz_check.hpp"
 
 using namespace stepmap;

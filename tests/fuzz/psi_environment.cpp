@@ -1,11 +1,11 @@
-// applyParaStationEnvironment (spank_plugin/psi_environment.hpp): the PSI_*
+// applyParaStationEnvironment (spank_plugin/srun/psi_environment.hpp): the PSI_*
 // variables with stepmap's options over them. Input:
 //   NAME=VALUE lines: environment variables (PSI_HOSTS=n1 n2), or options
 //   when NAME starts with "--" (--tpp=2, --overbook, --host=n1)
 //   a line "%%", then the text every file read returns (PSI_HOSTFILE);
 //   without it, reading a file fails.
 
-#include "psi_environment.hpp"
+#include "srun/psi_environment.hpp"
 #include "fuzz_check.hpp"
 
 using namespace stepmap;

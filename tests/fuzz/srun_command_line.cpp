@@ -1,9 +1,9 @@
-// scanSrunCommandLine (spank_plugin/srun_command_line.hpp): srun's own
+// scanSrunCommandLine (spank_plugin/srun/srun_command_line.hpp): srun's own
 // command line, NUL-separated as /proc/self/cmdline gives it (without
 // argv[0]), then what srun's side (srun/srun_input.cpp) does with it: merge
 // the options, check each value (--host, --map-by, --tpp, ...) and parse -n.
 
-#include "srun_command_line.hpp"
+#include "srun/srun_command_line.hpp"
 #include "fuzz_check.hpp"
 #include "options.hpp"
 #include "plan/launch_plan.hpp"

@@ -2,9 +2,9 @@
 // allocation options and variables, the placement's needs, and refusals
 // for what it cannot pass on.
 
-#include "allocation_request.hpp"
 #include "options.hpp"
-#include "srun_command_line.hpp"
+#include "srun/allocation_request.hpp"
+#include "srun/srun_command_line.hpp"
 
 #include <gtest/gtest.h>
 

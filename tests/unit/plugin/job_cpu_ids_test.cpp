@@ -1,7 +1,7 @@
 // The job's CPU ids per node as srun reads them from scontrol on Slurm 24.11
 // and later (the library call is gone there).
 
-#include "job_cpu_ids.hpp"
+#include "srun/job_cpu_ids.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Finding a job's private mount namespace in slurmstepd's mount table, so
 // that the node server names its directory where the tasks can reach it.
 
-#include "job_namespace.hpp"
+#include "stepd/job_namespace.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Which MPI a program links: srun refuses PMI-only MPICH programs with it.
 
-#include "mpi_linkage.hpp"
+#include "srun/mpi_linkage.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // srun --multi-prog files as application contexts.
 
-#include "multi_prog.hpp"
+#include "srun/multi_prog.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // set switches, option over variable, the first pool variable winning, the
 // PSI_TPP -> OMP_NUM_THREADS -> 1 chain, and every error's exact text.
 
-#include "psi_environment.hpp"
+#include "srun/psi_environment.hpp"
 
 #include "options.hpp"
 

@@ -2,7 +2,7 @@
 // before anything starts, replacing FILE whole, with the user's umask, and
 // leaving nothing behind when srun gives up; refusals say why and the fix.
 
-#include "replaced_file.hpp"
+#include "srun/replaced_file.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-// Starting the node server from slurmstepd (spank_plugin/server_launch.hpp)
+// Starting the node server from slurmstepd (spank_plugin/stepd/server_launch.hpp)
 // with /bin/sh as the server: the report on the ready socket, the drop to
 // the job's user, the failures the plugin names. The drop needs root: as
 // another user those cases are skipped and the launch must fail cleanly.
 
-#include "server_launch.hpp"
+#include "stepd/server_launch.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>

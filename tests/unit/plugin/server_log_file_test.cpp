@@ -3,7 +3,7 @@
 // "stepmap-stepd.<job>.<step>.<node>.log" could be, and the server then ran
 // without a log); a new private file, never one that is there or a link.
 
-#include "server_log_file.hpp"
+#include "stepd/server_log_file.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // its own options and -n wherever they stand, and stop at the program.
 
 #include "options.hpp"
-#include "srun_command_line.hpp"
+#include "srun/srun_command_line.hpp"
 
 #include <gtest/gtest.h>
 

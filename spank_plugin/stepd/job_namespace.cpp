@@ -1,4 +1,4 @@
-#include "job_namespace.hpp"
+#include "stepd/job_namespace.hpp"
 
 #include <unistd.h>
 

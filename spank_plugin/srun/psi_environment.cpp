@@ -1,4 +1,4 @@
-#include "psi_environment.hpp"
+#include "srun/psi_environment.hpp"
 
 #include "base/quote.hpp"
 #include "request/parastation_request.hpp"

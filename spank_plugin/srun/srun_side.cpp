@@ -1,17 +1,17 @@
-#include "srun_side.hpp"
+#include "srun/srun_side.hpp"
 
 #include "job_variables.hpp"
-#include "mpi_linkage.hpp"
 #include "os/user_file.hpp"
 #include "plugin_log.hpp"
 #include "pmix_request.hpp"
 #include "protocol/wire/frame_channel.hpp"
 #include "site/site_defaults.hpp"
-#include "slurm_release.hpp"
 #include "srun/apply_to_srun.hpp"
+#include "srun/mpi_linkage.hpp"
 #include "srun/plan_in_job.hpp"
 #include "srun/plan_step.hpp"
 #include "srun/show_job_map.hpp"
+#include "srun/slurm_release.hpp"
 #include "srun/srun_input.hpp"
 
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "mpi_linkage.hpp"
+#include "srun/mpi_linkage.hpp"
 
 #include <elf.h>
 #include <fcntl.h>

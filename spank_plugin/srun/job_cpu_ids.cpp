@@ -1,4 +1,4 @@
-#include "job_cpu_ids.hpp"
+#include "srun/job_cpu_ids.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "multi_prog.hpp"
+#include "srun/multi_prog.hpp"
 
 #include <charconv>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "slurm_release.hpp"
+#include "srun/slurm_release.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hosts/hostlist.hpp"
-#include "job_cpu_ids.hpp"
+#include "srun/job_cpu_ids.hpp"
 
 extern "C" {
 #include <slurm/slurm_errno.h>

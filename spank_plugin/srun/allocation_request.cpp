@@ -1,4 +1,4 @@
-#include "allocation_request.hpp"
+#include "srun/allocation_request.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "replaced_file.hpp"
+#include "srun/replaced_file.hpp"
 
 #include "base/quote.hpp"
 

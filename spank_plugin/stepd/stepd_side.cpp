@@ -1,15 +1,15 @@
-#include "stepd_side.hpp"
+#include "stepd/stepd_side.hpp"
 
-#include "job_namespace.hpp"
 #include "job_variables.hpp"
 #include "plan/step_bindings.hpp"
+#include "stepd/job_namespace.hpp"
 
 #include "os/step_directory.hpp"
 #include "plugin_log.hpp"
 #include "protocol/ready/ready_socket.hpp"
 #include "protocol/ready/task_notice.hpp"
 #include "protocol/timeline/step_timeline.hpp"
-#include "server_log_file.hpp"
+#include "stepd/server_log_file.hpp"
 
 #include <fcntl.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-#include "server_launch.hpp"
+#include "stepd/server_launch.hpp"
 
 #include "protocol/ready/ready_socket.hpp"
 

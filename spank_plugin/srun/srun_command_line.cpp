@@ -1,4 +1,4 @@
-#include "srun_command_line.hpp"
+#include "srun/srun_command_line.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -23,8 +23,8 @@
 // itself, as the tasks then see its memory.
 
 #include "plan/launch_plan.hpp"
-#include "server_launch.hpp"
 #include "site_config.hpp"
+#include "stepd/server_launch.hpp"
 
 #include <unistd.h>
 

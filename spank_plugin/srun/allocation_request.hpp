@@ -19,7 +19,7 @@
 
 #include "base/expected.hpp"
 #include "request/allocation_shape.hpp"
-#include "srun_command_line.hpp"
+#include "srun/srun_command_line.hpp"
 
 namespace stepmap::plugin {
 

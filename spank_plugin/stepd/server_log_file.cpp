@@ -1,4 +1,4 @@
-#include "server_log_file.hpp"
+#include "stepd/server_log_file.hpp"
 
 #include "protocol/wire/secret.hpp"
 

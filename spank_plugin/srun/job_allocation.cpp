@@ -1,4 +1,4 @@
-#include "job_allocation.hpp"
+#include "srun/job_allocation.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -20,7 +20,7 @@
 
 #include "hosts/hostlist.hpp"
 #include "plugin_log.hpp"
-#include "slurm_release.hpp"
+#include "srun/slurm_release.hpp"
 
 extern "C" {
 #include <slurm/slurm.h>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/expected.hpp"
-#include "srun_command_line.hpp"
+#include "srun/srun_command_line.hpp"
 
 namespace stepmap::plugin {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "srun_option_table.hpp"
+#include "srun/srun_option_table.hpp"
 
 namespace stepmap::plugin {
 

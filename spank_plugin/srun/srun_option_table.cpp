@@ -1,4 +1,4 @@
-#include "srun_option_table.hpp"
+#include "srun/srun_option_table.hpp"
 
 namespace stepmap::plugin {
 

@@ -13,9 +13,9 @@
 #include <optional>
 #include <string>
 
-#include "allocation_request.hpp"
 #include "base/expected.hpp"
 #include "os/unique_fd.hpp"
+#include "srun/allocation_request.hpp"
 
 namespace stepmap::plugin {
 

@@ -7,11 +7,11 @@
 // created and starts the hub; exit ends the hub and the job. A user error
 // ends srun here, at the hook, with the message.
 
-#include "job_allocation.hpp"
 #include "os/unique_fd.hpp"
 #include "plan/launch_plan.hpp"
 #include "protocol/timeline/critical_path.hpp"
 #include "site_config.hpp"
+#include "srun/job_allocation.hpp"
 #include "srun/served_decision.hpp"
 #include "srun/step_hub.hpp"
 
