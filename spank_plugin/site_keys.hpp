@@ -12,8 +12,42 @@ inline constexpr const char *kSiteKeys[] = {
     "hub_address", "client_auth", "dmodex_timeout", "server_start_timeout",
     "profile",     "modex_ports",
 };
-inline constexpr const char kSiteKeyList[] = "server, config, tmpdir, log_dir, hub_address, "
-                                             "client_auth, dmodex_timeout, server_start_timeout, "
-                                             "profile, modex_ports";
+namespace detail {
+
+constexpr unsigned long keyListSize() {
+    unsigned long n = 0;
+    for (const char *key : kSiteKeys) {
+        while (*key++)
+            ++n;
+        n += 2; // ", " after every name but the last; its room holds the NUL
+    }
+    return n - 1;
+}
+
+struct KeyList {
+    char text[keyListSize()] = {};
+};
+
+constexpr KeyList joinedKeys() {
+    KeyList list;
+    unsigned long at = 0;
+    for (const char *key : kSiteKeys) {
+        if (at) {
+            list.text[at++] = ',';
+            list.text[at++] = ' ';
+        }
+        while (*key)
+            list.text[at++] = *key++;
+    }
+    return list;
+}
+
+inline constexpr KeyList kJoinedKeys = joinedKeys();
+
+} // namespace detail
+
+// "server, config, ...": the names for an error message, made from the list
+// above when compiling, so a new key is one line.
+inline constexpr const char *kSiteKeyList = detail::kJoinedKeys.text;
 
 } // namespace stepmap::plugin
