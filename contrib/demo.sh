@@ -27,8 +27,11 @@ run() {
 }
 echo "A 4-node Slurm cluster (n1..n4, 2 CPUs each) runs on this machine; jobs run as 'smuser'."
 run -n 6 --map-by node --display-map "$hello"
-run --host n2,n3 -n 3 --display-map "$hello"
+# mpirun's --host inside an allocation: a name is one slot, name:N is N.
+run --host n2:2,n3 -n 3 --display-map "$hello"
 run --host '!^n1' --overbook -n 10 "$hello"
+echo
+echo "A node that is not in the cluster: refused before anything is allocated."
 run --host n9 -n 2 "$hello"
 echo
 echo "Each line: the MPI rank, the Slurm node it ran on, and the PMIx namespace of"

@@ -3,6 +3,7 @@
 
 import os
 import re
+import shlex
 import tempfile
 import time
 import unittest
@@ -112,6 +113,27 @@ class SpineTest(cluster.StepTestCase):
         r = run_as_user(["salloc", "-N", "4", "-n", "8", "srun", "--overbook", "-n", "10",
                          MPI_HELLO])
         self.assertRanksOn(r, ["n1"] * 4 + ["n2"] * 2 + ["n3"] * 2 + ["n4"] * 2)
+
+    def test_the_demo_runs_what_it_says(self):
+        # contrib/demo.sh is a newcomer's first command: each of its sruns
+        # runs its MPI program, except one the line before announces as
+        # refused (a change of --host's counting once made its second srun
+        # fail without anyone noticing).
+        demo = open(os.path.join(cluster.SOURCE_ROOT, "contrib", "demo.sh")).read()
+        lines = demo.splitlines()
+        runs = [(i, shlex.split(line)[1:]) for i, line in enumerate(lines)
+                if line.startswith("run ")]
+        self.assertGreaterEqual(len(runs), 3, demo)
+        for i, args in runs:
+            args = [MPI_HELLO if a == "$hello" else a for a in args]
+            r = srun(*args)
+            if "refused" in lines[i - 1]:
+                self.assertNotEqual(r.returncode, 0, args)
+                self.assertEqual(hello_ranks(r.stdout), {}, args)
+                self.assertIn("stepmap:", r.stderr, args)
+            else:
+                self.assertEqual(r.returncode, 0, f"{args}: {r.stdout}{r.stderr}")
+                self.assertTrue(hello_ranks(r.stdout), f"{args}: {r.stdout}{r.stderr}")
 
     def test_host_outside_allocation_is_refused(self):
         # Inside a job: mpirun's words. Without one, Slurm is asked for n9.
