@@ -32,6 +32,9 @@ public:
                DataReply done) override;
     void directModex(std::uint32_t rank, DataReply done) override;
     void abort(std::uint32_t rank, int status, std::string message) override;
+    void names(wire::NameRequestMsg request, NameDone done) override {
+        link_.names(std::move(request), std::move(done));
+    }
 
 private:
     void localModex(std::uint32_t rank, hub::DataReply done) override;

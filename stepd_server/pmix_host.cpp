@@ -149,6 +149,11 @@ Expected<void> PmixHost::start() {
         m.fence_nb = fenceUpcall;
         m.direct_modex = dmodexUpcall;
         m.abort = abortUpcall;
+        m.publish = publishUpcall;
+        m.lookup = lookupUpcall;
+        m.unpublish = unpublishUpcall;
+        m.connect = connectUpcall;
+        m.disconnect = disconnectUpcall;
         return m;
     }();
     const std::string &node = config_.plan.nodes[config_.nodeIndex].name;
@@ -395,6 +400,10 @@ Expected<std::map<std::uint32_t, std::vector<std::string>>> PmixHost::clientEnvi
         free(env);
     }
     return out;
+}
+
+PmixHost *PmixHost::current() {
+    return theHost;
 }
 
 std::vector<std::uint32_t> PmixHost::participants(const pmix_proc_t procs[], size_t nprocs) const {

@@ -9,6 +9,7 @@
 #include "loop_inbox.hpp"
 #include "plan/launch_plan.hpp"
 #include "protocol/timeline/exchange_counters.hpp"
+#include "protocol/wire/name_payloads.hpp"
 #include "served_profile.hpp"
 
 #include <hwloc.h>
@@ -38,6 +39,10 @@ public:
                        DataReply done) = 0;
     virtual void directModex(std::uint32_t rank, DataReply done) = 0;
     virtual void abort(std::uint32_t rank, int status, std::string message) = 0;
+    // The step's name service (publish, lookup, unpublish); done gets the
+    // hub's reply, or nothing if the hub is gone.
+    using NameDone = std::function<void(std::optional<wire::NameReplyMsg>)>;
+    virtual void names(wire::NameRequestMsg request, NameDone done) = 0;
 };
 
 class PmixHost {
@@ -80,6 +85,32 @@ private:
                                      size_t ndata, pmix_modex_cbfunc_t cbfunc, void *cbdata);
     static pmix_status_t dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t info[],
                                       size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata);
+    // Name publishing and connect/disconnect (pmix_dynamic.cpp).
+    static pmix_status_t publishUpcall(const pmix_proc_t *proc, const pmix_info_t info[],
+                                       size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+    static pmix_status_t lookupUpcall(const pmix_proc_t *proc, char **keys,
+                                      const pmix_info_t info[], size_t ninfo,
+                                      pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+    static pmix_status_t unpublishUpcall(const pmix_proc_t *proc, char **keys,
+                                         const pmix_info_t info[], size_t ninfo,
+                                         pmix_op_cbfunc_t cbfunc, void *cbdata);
+    static pmix_status_t connectUpcall(const pmix_proc_t procs[], size_t nprocs,
+                                       const pmix_info_t info[], size_t ninfo,
+                                       pmix_op_cbfunc_t cbfunc, void *cbdata);
+    static pmix_status_t disconnectUpcall(const pmix_proc_t procs[], size_t nprocs,
+                                          const pmix_info_t info[], size_t ninfo,
+                                          pmix_op_cbfunc_t cbfunc, void *cbdata);
+    // The host the upcalls serve (PMIx gives them no user pointer).
+    static PmixHost *current();
+    // A request of a rank of this node (proc), for the hub; the answer
+    // comes back on the loop thread. False when proc is not one.
+    bool askNames(const pmix_proc_t *proc, wire::NameRequestMsg request,
+                  StepCollective::NameDone done);
+    // connect/disconnect among this step's processes: a barrier of their
+    // nodes; another step's namespace is refused.
+    pmix_status_t joinProcesses(const char *what, const pmix_proc_t procs[], size_t nprocs,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+
     static pmix_status_t abortUpcall(const pmix_proc_t *proc, void *serverObject, int status,
                                      const char msg[], pmix_proc_t procs[], size_t nprocs,
                                      pmix_op_cbfunc_t cbfunc, void *cbdata);

@@ -109,6 +109,8 @@ bool HubLink::handle(wire::Frame &f) {
         return onDmodexRequest(f);
     case MessageType::ProfileVerdict:
         return onProfileVerdict(f);
+    case MessageType::NameReply:
+        return onNameReply(f);
     case MessageType::DmodexResponse: {
         auto m = wire::decodeDmodexResponse(f.payload);
         if (!m) {
@@ -353,6 +355,27 @@ void HubLink::abort(std::uint32_t rank, int status, std::string message) {
     send(MessageType::Abort, wire::encode(wire::AbortMsg{rank, status, std::move(message)}));
 }
 
+void HubLink::names(wire::NameRequestMsg request, NameDone done) {
+    request.id = nextNameId_++;
+    names_.emplace(request.id, std::move(done));
+    send(MessageType::NameRequest, wire::encode(request));
+}
+
+bool HubLink::onNameReply(const wire::Frame &f) {
+    auto m = wire::decodeNameReply(f.payload);
+    if (!m) {
+        conn_->close("malformed name reply");
+        return false;
+    }
+    auto it = names_.find(m->id);
+    if (it == names_.end())
+        return true; // nothing asked under that id: ignored
+    auto done = std::move(it->second);
+    names_.erase(it);
+    done(std::move(*m));
+    return true;
+}
+
 void HubLink::failAll(const std::string &why) {
     auto held = std::move(held_);
     held_.clear();
@@ -373,6 +396,10 @@ void HubLink::failAll(const std::string &why) {
         ids.push_back(id);
     for (auto id : ids)
         finishModex(id, statuses_.lostConnection, {}, why);
+    auto names = std::move(names_);
+    names_.clear();
+    for (auto &[id, done] : names)
+        done(std::nullopt);
 }
 
 } // namespace stepmap::hub

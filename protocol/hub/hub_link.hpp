@@ -13,11 +13,13 @@
 #include "protocol/timeline/step_timeline.hpp"
 #include "protocol/uv/frame_connection.hpp"
 #include "protocol/uv/uv_handle.hpp"
+#include "protocol/wire/name_payloads.hpp"
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,11 @@ public:
     // server has said so.
     using ProfileVerdict = std::function<void(std::vector<std::uint32_t> withheld)>;
     void askProfileVerdict(bool usable, std::string reason, ProfileVerdict onVerdict);
+    // The step's name service (hub/name_service.hpp): a publish, lookup or
+    // unpublish for one of this node's ranks; done gets the hub's reply, or
+    // nothing if the link went first. request.id is the link's to set.
+    using NameDone = std::function<void(std::optional<wire::NameReplyMsg>)>;
+    void names(wire::NameRequestMsg request, NameDone done);
     // A mark of the server's, made after the link took its marks.
     void mark(timeline::Mark mark) { timeline_.record(mark); }
 
@@ -119,6 +126,7 @@ private:
     bool onFenceDone(const wire::Frame &f);
     bool onDmodexRequest(const wire::Frame &f);
     bool onProfileVerdict(const wire::Frame &f);
+    bool onNameReply(const wire::Frame &f);
     void send(wire::MessageType type, std::string payload);
     void failAll(const std::string &why);
     // Completes a direct-modex request; a failure is logged with its reason.
@@ -148,6 +156,8 @@ private:
     std::vector<HeldFence> held_; // until the welcome
     std::uint64_t nextModexId_ = 1;
     std::map<std::uint64_t, PendingModex> modex_;
+    std::uint64_t nextNameId_ = 1;
+    std::map<std::uint64_t, NameDone> names_;
     // For the per-step log at exit.
     unsigned fencesDone_ = 0, modexAsked_ = 0;
     // The link's part of the exchange counters: network bytes, requests answered.

@@ -1,12 +1,14 @@
 #include "protocol/hub/rendezvous_hub.hpp"
 
 #include "protocol/hub/handshake_gate.hpp"
+#include "protocol/hub/name_service.hpp"
 #include "protocol/hub/tree_shape.hpp"
 #include "protocol/timeline/step_timeline.hpp"
 
 #include "os/unique_fd.hpp"
 #include "protocol/uv/frame_connection.hpp"
 #include "protocol/uv/uv_handle.hpp"
+#include "protocol/wire/name_payloads.hpp"
 #include "protocol/wire/payloads.hpp"
 #include "protocol/wire/profile_payloads.hpp"
 
@@ -100,6 +102,9 @@ struct RendezvousHub::State {
     std::map<std::uint32_t, bool> profileStates;
     std::optional<std::string> profileVerdict; // the payload, once sent
     uvnet::UvHandlePtr<uv_timer_t> profileDeadline;
+    // The step's published names (MPI_Publish_name, the ports of
+    // MPI_Comm_accept/connect); waiting lookups expire with the sweep.
+    NameService names;
 
     // Loop thread, after start.
     Expected<void> listen();
@@ -119,6 +124,9 @@ struct RendezvousHub::State {
     void onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onRankExit(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onProfileState(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onNameRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void sendNameAnswer(const NameAnswer &answer);
+    void expireNames();
     void sendProfileVerdict();
     void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
     void fail(const std::string &why);
@@ -280,6 +288,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
     case MessageType::ProfileState:
         onProfileState(node, c, f);
         return;
+    case MessageType::NameRequest:
+        onNameRequest(node, c, f);
+        return;
     case MessageType::Timeline: {
         auto marks = timeline::decodeEvents(f.payload);
         if (!marks) {
@@ -434,6 +445,55 @@ void RendezvousHub::State::onDmodexRequest(std::uint32_t node, uvnet::FrameConne
     sendTo(owner, MessageType::DmodexRequest, f.payload);
 }
 
+void RendezvousHub::State::onNameRequest(std::uint32_t node, uvnet::FrameConnection &c,
+                                         const wire::Frame &f) {
+    auto m = wire::decodeNameRequest(f.payload);
+    // Only for the server's own ranks: a node cannot publish as another's.
+    if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node) {
+        c.close("malformed name request");
+        return;
+    }
+    switch (m->op) {
+    case wire::NameOp::Publish: {
+        std::vector<NameEntry> entries;
+        for (std::size_t i = 0; i < m->keys.size(); ++i)
+            entries.push_back(NameEntry{std::move(m->keys[i]), m->rank, node,
+                                        static_cast<NameScope>(m->scope), m->firstRead,
+                                        std::move(m->values[i])});
+        auto published = names.publish(std::move(entries));
+        sendNameAnswer(NameAnswer{m->id, node, published.status, {}});
+        for (const NameAnswer &done : published.completed)
+            sendNameAnswer(done);
+        return;
+    }
+    case wire::NameOp::Lookup: {
+        const std::uint64_t until =
+            m->wait && m->timeoutSec ? uv_now(&loop) + std::uint64_t{m->timeoutSec} * 1000 : 0;
+        for (const NameAnswer &answer : names.lookup(NameLookup{
+                 m->id, node, m->rank, std::move(m->keys), m->scope != 0, m->wait, until}))
+            sendNameAnswer(answer);
+        return;
+    }
+    case wire::NameOp::Unpublish:
+        sendNameAnswer(NameAnswer{m->id, node, names.unpublish(m->rank, m->keys), {}});
+        return;
+    }
+}
+
+void RendezvousHub::State::sendNameAnswer(const NameAnswer &answer) {
+    wire::NameReplyMsg reply;
+    reply.id = answer.id;
+    reply.status = static_cast<std::uint8_t>(answer.status);
+    for (const NameEntry &e : answer.entries)
+        reply.entries.push_back({e.key, e.rank, e.value});
+    sendTo(answer.node, MessageType::NameReply, wire::encode(reply));
+}
+
+void RendezvousHub::State::expireNames() {
+    for (const NameAnswer &answer : names.expire(uv_now(&loop)))
+        sendNameAnswer(answer);
+}
+
 void RendezvousHub::State::onRankExit(std::uint32_t node, uvnet::FrameConnection &c,
                                       const wire::Frame &f) {
     auto m = wire::decodeAbort(f.payload);
@@ -512,6 +572,7 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
         closeDeadline.reset();
     if (lost) {
         servers.erase(node);
+        names.forgetNode(node);
         fail("lost the stepmap server of node index " + std::to_string(node) + ": " + why);
     }
 }
@@ -715,8 +776,13 @@ void RendezvousHub::State::startTimers() {
     sweep->data = this;
     const auto sweepMs = static_cast<std::uint64_t>(std::max(50, settings.handshakeDeadlineMs / 4));
     uv_timer_start(
-        sweep.get(), [](uv_timer_t *t) { static_cast<State *>(t->data)->gate->sweep(); }, sweepMs,
-        sweepMs);
+        sweep.get(),
+        [](uv_timer_t *t) {
+            auto *self = static_cast<State *>(t->data);
+            self->gate->sweep();
+            self->expireNames();
+        },
+        sweepMs, sweepMs);
 }
 
 void RendezvousHub::State::runLoop() {

@@ -31,6 +31,9 @@ enum class MessageType : std::uint8_t {
     // have no direct link (the child could not join its parent):
     // TreeRelayMsg, the node the hub hands it to, then the one it came from.
     TreeRelay = 19,
+    // The step's name service (wire/name_payloads.hpp, hub/name_service.hpp):
+    NameRequest = 20, // server -> hub: publish, lookup or unpublish for one of its ranks
+    NameReply = 21,   // hub -> server: the request's status and what a lookup found
 };
 
 constexpr std::size_t kNonceSize = 16;

@@ -1,4 +1,4 @@
-// The payload decoders (protocol/wire/payloads.hpp), a node
+// The payload decoders (protocol/wire/payloads.hpp, name_payloads.hpp), a node
 // server's timeline (timeline/step_timeline.hpp, and srun's critical path
 // from it, which must stay bounded) and exchange counters
 // (timeline/exchange_counters.hpp) and the step
@@ -11,6 +11,7 @@
 #include "protocol/timeline/critical_path.hpp"
 #include "protocol/timeline/exchange_counters.hpp"
 #include "protocol/timeline/step_timeline.hpp"
+#include "protocol/wire/name_payloads.hpp"
 #include "protocol/wire/payloads.hpp"
 #include "protocol/wire/profile_payloads.hpp"
 #include "protocol/wire/secret.hpp"
@@ -93,6 +94,8 @@ const Check kChecks[] = {
     [](const std::string &p) { roundTrip(wire::decodeProfileState(p), p); },
     [](const std::string &p) { roundTrip(wire::decodeProfileVerdict(p, 1u << 20), p); },
     [](const std::string &p) { roundTrip(wire::decodeTreeRelay(p), p); },
+    [](const std::string &p) { roundTrip(wire::decodeNameRequest(p), p); },
+    [](const std::string &p) { roundTrip(wire::decodeNameReply(p), p); },
 };
 
 } // namespace

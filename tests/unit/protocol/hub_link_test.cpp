@@ -3,6 +3,7 @@
 // node's PMIx server is a fake host.
 
 #include "protocol/hub/hub_link.hpp"
+#include "protocol/hub/name_service.hpp"
 #include "protocol/hub/rendezvous_hub.hpp"
 #include "protocol/wire/payloads.hpp"
 #include "protocol/wire/secret.hpp"
@@ -657,4 +658,88 @@ TEST_F(HubLinkTest, ATreeParentLogsWhereItTakesItsChildren) {
     EXPECT_TRUE(std::any_of(h0.lines.begin(), h0.lines.end(), [](auto &l) {
         return l.rfind("taking its fence tree children on port ", 0) == 0;
     }));
+}
+
+namespace {
+
+wire::NameRequestMsg nameRequest(wire::NameOp op, std::uint32_t rank, std::vector<std::string> keys,
+                                 std::vector<std::string> values = {}) {
+    wire::NameRequestMsg m;
+    m.op = op;
+    m.rank = rank;
+    m.keys = std::move(keys);
+    m.values = std::move(values);
+    return m;
+}
+
+} // namespace
+
+// MPI_Comm_accept's side looks its peer's port up waiting; the connecting
+// side on another node publishes it later: the hub answers the lookup then.
+TEST_F(HubLinkTest, AWaitingLookupIsAnsweredWhenAnotherNodePublishes) {
+    FakeHost h0, h1;
+    auto &a = link(0, h0);
+    auto &b = link(1, h1);
+    a.connect();
+    b.connect();
+    std::optional<wire::NameReplyMsg> looked, published;
+    bool lookedDone = false, publishedDone = false;
+    auto lookup = nameRequest(wire::NameOp::Lookup, 1, {"port:connect"});
+    lookup.wait = true;
+    b.names(lookup, [&](std::optional<wire::NameReplyMsg> r) {
+        looked = std::move(r);
+        lookedDone = true;
+    });
+    // Let the lookup reach the hub and wait there before anything is published.
+    runUntil([] { return false; }, 1);
+    EXPECT_FALSE(lookedDone);
+    auto publish = nameRequest(wire::NameOp::Publish, 2, {"port:connect"}, {"members"});
+    publish.firstRead = true;
+    a.names(publish, [&](std::optional<wire::NameReplyMsg> r) {
+        published = std::move(r);
+        publishedDone = true;
+    });
+    ASSERT_TRUE(runUntil([&] { return lookedDone && publishedDone; }));
+    ASSERT_TRUE(published && looked);
+    EXPECT_EQ(published->status, static_cast<std::uint8_t>(hub::NameStatus::Ok));
+    EXPECT_EQ(looked->status, static_cast<std::uint8_t>(hub::NameStatus::Ok));
+    ASSERT_EQ(looked->entries.size(), 1u);
+    EXPECT_EQ(looked->entries[0].value, "members");
+    EXPECT_EQ(looked->entries[0].rank, 2u);
+}
+
+TEST_F(HubLinkTest, AWaitingLookupTimesOut) {
+    FakeHost h0;
+    auto &a = link(0, h0);
+    a.connect();
+    auto lookup = nameRequest(wire::NameOp::Lookup, 0, {"never"});
+    lookup.wait = true;
+    lookup.timeoutSec = 1;
+    std::optional<wire::NameReplyMsg> looked;
+    bool done = false;
+    a.names(lookup, [&](std::optional<wire::NameReplyMsg> r) {
+        looked = std::move(r);
+        done = true;
+    });
+    ASSERT_TRUE(runUntil([&] { return done; }, 10));
+    ASSERT_TRUE(looked);
+    EXPECT_EQ(looked->status, static_cast<std::uint8_t>(hub::NameStatus::TimedOut));
+}
+
+// A server may publish only as its own ranks: naming another node's rank
+// ends its link (srun ends the step), as any malformed request does.
+TEST_F(HubLinkTest, PublishingAsAnotherNodesRankEndsTheLink) {
+    FakeHost h0;
+    auto &a = link(0, h0);
+    a.connect();
+    bool done = false;
+    std::optional<wire::NameReplyMsg> reply;
+    a.names(nameRequest(wire::NameOp::Publish, 1, {"k"}, {"v"}),
+            [&](std::optional<wire::NameReplyMsg> r) {
+                reply = std::move(r);
+                done = true;
+            });
+    ASSERT_TRUE(runUntil([&] { return done; }));
+    EXPECT_FALSE(reply);
+    EXPECT_TRUE(lost_.count(0));
 }

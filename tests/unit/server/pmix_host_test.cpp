@@ -15,6 +15,7 @@
 // is gone, as when the server stops.
 
 #include "pmix_host.hpp"
+#include "protocol/hub/name_service.hpp"
 
 #include "captured_stderr.hpp"
 #include "profiled_node.hpp"
@@ -100,8 +101,41 @@ public:
         std::lock_guard lock(mutex_);
         return aborts_;
     }
+    // The hub's name service, as if this node were the step's only one.
+    void names(wire::NameRequestMsg request, NameDone done) override {
+        wire::NameReplyMsg reply;
+        reply.id = request.id;
+        {
+            std::lock_guard lock(mutex_);
+            nameRequests_.push_back(request);
+            if (request.op == wire::NameOp::Publish) {
+                std::vector<hub::NameEntry> entries;
+                for (std::size_t i = 0; i < request.keys.size(); ++i)
+                    entries.push_back({request.keys[i], request.rank, 1,
+                                       static_cast<hub::NameScope>(request.scope),
+                                       request.firstRead, request.values[i]});
+                reply.status = static_cast<std::uint8_t>(nameService_.publish(entries).status);
+            } else if (request.op == wire::NameOp::Unpublish) {
+                reply.status =
+                    static_cast<std::uint8_t>(nameService_.unpublish(request.rank, request.keys));
+            } else {
+                auto answers = nameService_.lookup(
+                    {request.id, 1, request.rank, request.keys, request.scope != 0, false, 0});
+                reply.status = static_cast<std::uint8_t>(answers.at(0).status);
+                for (const auto &e : answers.at(0).entries)
+                    reply.entries.push_back({e.key, e.rank, e.value});
+            }
+        }
+        done(std::move(reply));
+    }
+    std::vector<wire::NameRequestMsg> nameRequests() {
+        std::lock_guard lock(mutex_);
+        return nameRequests_;
+    }
 
 private:
+    hub::NameService nameService_;
+    std::vector<wire::NameRequestMsg> nameRequests_;
     std::mutex mutex_;
     std::vector<Fence> fences_;
     std::vector<std::uint32_t> modexRanks_;
@@ -324,6 +358,9 @@ struct Session {
     // A client reading the served profile, and what the collective and the
     // counters saw meanwhile.
     std::map<std::string, std::string> profileAnswers;
+    // The name clients' answers, by rank, and what the server logged.
+    std::map<std::uint32_t, std::map<std::string, std::string>> nameAnswers;
+    std::string loggedNames;
     std::string loggedReadingProfile;
     std::size_t fencesBefore = 0, fencesAfter = 0, modexBefore = 0, modexAfter = 0;
     timeline::ExchangeCounters countedAfterProfile;
@@ -408,6 +445,29 @@ protected:
         runClients();
         shared().counted = countersNow();
         runProfileClient();
+        runNameClients();
+    }
+
+    // Ranks 1, 2 and 4 one after the other: publish, look up, unpublish,
+    // connect (the hub's name service answers as RecordingCollective::names).
+    static void runNameClients() {
+        const std::map<std::uint32_t, std::vector<std::string>> steps = {
+            {1,
+             {"publish/svc/port-1", "publish-int/count/42", "publish/svc/again", "lookup/count",
+              "unpublish/svc"}},
+            {2,
+             {"lookup/svc", "lookup/count", "publish/svc/port-2", "connect-with/3",
+              "connect-other"}},
+            {4, {"lookup/svc"}},
+        };
+        test::CapturedStderr log;
+        for (const auto &[rank, args] : steps) {
+            std::vector<Client> clients = {spawnClient(shared().environments.at(rank), args)};
+            if (!collect(clients, std::chrono::seconds(20)))
+                throw std::runtime_error("a PMIx client did not finish in time");
+            shared().nameAnswers[rank] = clients[0].lines();
+        }
+        shared().loggedNames = log.text();
     }
 
     // The host's counters, read on the loop thread.
@@ -698,7 +758,9 @@ TEST_F(PmixHostTest, AFenceOfTheWholeJobSpansEveryNodeAndCarriesTheData) {
 TEST_F(PmixHostTest, AFenceOfSomeRanksSpansTheirNodes) {
     EXPECT_EQ(answer(4, "fence-with/0"), "ok");
     auto fences = shared().collective.fences();
-    ASSERT_EQ(fences.size(), 2u);
+    // The profile client's queries fence nothing; the name clients' connect
+    // comes last.
+    ASSERT_EQ(shared().fencesBefore, 2u);
     EXPECT_EQ(fences[1].nodes, (std::vector<std::uint32_t>{0, 1}));
     EXPECT_FALSE(fences[1].collect);
 }
@@ -835,6 +897,43 @@ TEST_F(PmixHostTest, ServedRankKeysAreAnsweredWithoutADirectModex) {
 // fence of two ranks without data, one direct modex for rank 3 (n3); the
 // request for rank 99 (not of the step) and another node's data are
 // refused before they count.
+TEST_F(PmixHostTest, APublishedNameIsFoundByAnotherRankWithItsTypeAndPublisher) {
+    auto &names = shared().nameAnswers;
+    EXPECT_EQ(names[1]["publish/svc/port-1"], "ok");
+    EXPECT_EQ(names[1]["publish-int/count/42"], "ok");
+    EXPECT_EQ(names[1]["lookup/count"], "42 from 1");
+    EXPECT_EQ(names[2]["lookup/count"], "42 from 1");
+    EXPECT_EQ(names[4]["lookup/svc"], "port-2 from 2");
+}
+
+TEST_F(PmixHostTest, ANameIsPublishedOnceUntilItsPublisherUnpublishesIt) {
+    auto &names = shared().nameAnswers;
+    EXPECT_EQ(names[1]["publish/svc/again"], "!EXISTS");
+    EXPECT_EQ(names[1]["unpublish/svc"], "ok");
+    EXPECT_EQ(names[2]["lookup/svc"], "!NOT-FOUND");
+    EXPECT_EQ(names[2]["publish/svc/port-2"], "ok");
+    // Each request names the rank that made it: a server cannot publish as
+    // another node's rank.
+    for (const auto &request : shared().collective.nameRequests())
+        EXPECT_TRUE(request.rank == 1 || request.rank == 2 || request.rank == 4) << request.rank;
+}
+
+TEST_F(PmixHostTest, ConnectingRanksOfTheStepIsABarrierOfTheirNodes) {
+    EXPECT_EQ(shared().nameAnswers[2]["connect-with/3"], "ok");
+    bool seen = false;
+    for (const auto &fence : shared().collective.fences())
+        seen = seen || (fence.nodes == std::vector<std::uint32_t>{1, 2} && !fence.collect);
+    EXPECT_TRUE(seen);
+}
+
+TEST_F(PmixHostTest, ConnectingToAnotherStepIsRefusedAndSaysWhy) {
+    EXPECT_EQ(shared().nameAnswers[2]["connect-other"], "!NOT-SUPPORTED");
+    EXPECT_NE(shared().loggedNames.find("PMIx_Connect with processes of namespace another.step, "
+                                        "not this step's"),
+              std::string::npos)
+        << shared().loggedNames;
+}
+
 TEST_F(PmixHostTest, FencesAndDirectModexAreCounted) {
     const auto &c = shared().counted;
     EXPECT_EQ(c.dataFences, 1u);

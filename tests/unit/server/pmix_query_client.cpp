@@ -13,6 +13,11 @@
 //   remote/R     asks for rank R's "stepmap.test" (a direct modex for a
 //                rank of another node)
 //   abort        PMIx_Abort(7, "test abort")
+//   publish/K/V  PMIx_Publish of K as the string V; publish-int/K/N as an int
+//   lookup/K     PMIx_Lookup of K without waiting: "<value> from <rank>"
+//   unpublish/K  PMIx_Unpublish of K
+//   connect-with/R     PMIx_Connect of this rank and rank R
+//   connect-other      PMIx_Connect with a process of another namespace
 // The first line is "me=<rank>".
 
 #include <pmix.h>
@@ -156,6 +161,50 @@ std::string remote(pmix_rank_t rank) {
     return get(rank, "stepmap.test", &timeout, 1);
 }
 
+std::string status(pmix_status_t rc) {
+    return rc == PMIX_SUCCESS ? "ok" : std::string("!") + PMIx_Error_string(rc);
+}
+
+// "K/V" of publish/K/V.
+std::string publish(const std::string &keyValue, bool asInt) {
+    const auto slash = keyValue.find('/');
+    const std::string key = keyValue.substr(0, slash), text = keyValue.substr(slash + 1);
+    pmix_info_t info;
+    if (asInt) {
+        int n = std::stoi(text);
+        PMIX_INFO_LOAD(&info, key.c_str(), &n, PMIX_INT);
+    } else {
+        PMIX_INFO_LOAD(&info, key.c_str(), text.c_str(), PMIX_STRING);
+    }
+    pmix_status_t rc = PMIx_Publish(&info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    return status(rc);
+}
+
+std::string lookup(const std::string &key) {
+    pmix_pdata_t data;
+    PMIX_PDATA_CONSTRUCT(&data);
+    PMIX_LOAD_KEY(data.key, key.c_str());
+    pmix_status_t rc = PMIx_Lookup(&data, 1, nullptr, 0);
+    std::string out = rc == PMIX_SUCCESS
+                          ? format(&data.value) + " from " + std::to_string(data.proc.rank)
+                          : status(rc);
+    PMIX_PDATA_DESTRUCT(&data);
+    return out;
+}
+
+std::string unpublish(const std::string &key) {
+    char *keys[] = {const_cast<char *>(key.c_str()), nullptr};
+    return status(PMIx_Unpublish(keys, nullptr, 0));
+}
+
+std::string connectWith(const char *nspace, pmix_rank_t rank) {
+    pmix_proc_t procs[2];
+    PMIX_LOAD_PROCID(&procs[0], me.nspace, me.rank);
+    PMIX_LOAD_PROCID(&procs[1], nspace, rank);
+    return status(PMIx_Connect(procs, 2, nullptr, 0));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -173,6 +222,18 @@ int main(int argc, char **argv) {
             result = fenceWith(static_cast<pmix_rank_t>(std::stoul(arg.substr(11))));
         else if (arg.rfind("remote/", 0) == 0)
             result = remote(static_cast<pmix_rank_t>(std::stoul(arg.substr(7))));
+        else if (arg.rfind("publish/", 0) == 0)
+            result = publish(arg.substr(8), false);
+        else if (arg.rfind("publish-int/", 0) == 0)
+            result = publish(arg.substr(12), true);
+        else if (arg.rfind("lookup/", 0) == 0)
+            result = lookup(arg.substr(7));
+        else if (arg.rfind("unpublish/", 0) == 0)
+            result = unpublish(arg.substr(10));
+        else if (arg.rfind("connect-with/", 0) == 0)
+            result = connectWith(me.nspace, static_cast<pmix_rank_t>(std::stoul(arg.substr(13))));
+        else if (arg == "connect-other")
+            result = connectWith("another.step", 0);
         else if (arg == "abort")
             result = PMIx_Error_string(PMIx_Abort(7, "test abort", nullptr, 0));
         else

@@ -1,0 +1,122 @@
+#include "protocol/wire/name_payloads.hpp"
+
+#include "protocol/wire/byte_buffer.hpp"
+
+namespace stepmap::wire {
+
+namespace {
+
+constexpr std::uint8_t kMaxScope = 2;
+constexpr std::uint8_t kMaxStatus = 5;
+
+std::string text(const ByteWriter &w) {
+    return std::string(w.bytes().begin(), w.bytes().end());
+}
+
+ByteReader reader(const std::string &s) {
+    return ByteReader(reinterpret_cast<const std::uint8_t *>(s.data()), s.size());
+}
+
+std::optional<bool> flag(ByteReader &r) {
+    auto b = r.u8();
+    if (!b || *b > 1)
+        return std::nullopt;
+    return *b == 1;
+}
+
+} // namespace
+
+std::string encode(const NameRequestMsg &m) {
+    ByteWriter w;
+    w.u64(m.id);
+    w.u8(static_cast<std::uint8_t>(m.op));
+    w.u32(m.rank);
+    w.u8(m.scope);
+    w.u8(m.firstRead ? 1 : 0);
+    w.u8(m.wait ? 1 : 0);
+    w.u32(m.timeoutSec);
+    w.u32(static_cast<std::uint32_t>(m.keys.size()));
+    for (std::size_t i = 0; i < m.keys.size(); ++i) {
+        w.blob(m.keys[i]);
+        if (m.op == NameOp::Publish)
+            w.blob(i < m.values.size() ? m.values[i] : std::string());
+    }
+    return text(w);
+}
+
+std::optional<NameRequestMsg> decodeNameRequest(const std::string &s) {
+    auto r = reader(s);
+    NameRequestMsg m;
+    auto id = r.u64();
+    auto op = r.u8();
+    auto rank = r.u32();
+    auto scope = r.u8();
+    auto firstRead = flag(r);
+    auto wait = flag(r);
+    auto timeout = r.u32();
+    auto count = r.u32();
+    if (!id || !op || *op < 1 || *op > 3 || !rank || !scope || *scope > kMaxScope || !firstRead ||
+        !wait || !timeout || !count || *count > kMaxNamesPerRequest)
+        return std::nullopt;
+    m.id = *id;
+    m.op = static_cast<NameOp>(*op);
+    m.rank = *rank;
+    m.scope = *scope;
+    m.firstRead = *firstRead;
+    m.wait = *wait;
+    m.timeoutSec = *timeout;
+    for (std::uint32_t i = 0; i < *count; ++i) {
+        auto key = r.blob(kMaxNameKey);
+        if (!key)
+            return std::nullopt;
+        m.keys.push_back(std::move(*key));
+        if (m.op == NameOp::Publish) {
+            auto value = r.blob(kMaxNameValue);
+            if (!value)
+                return std::nullopt;
+            m.values.push_back(std::move(*value));
+        }
+    }
+    if (!r.atEnd())
+        return std::nullopt;
+    return m;
+}
+
+std::string encode(const NameReplyMsg &m) {
+    ByteWriter w;
+    w.u64(m.id);
+    w.u8(m.status);
+    w.u32(static_cast<std::uint32_t>(m.entries.size()));
+    for (const auto &e : m.entries) {
+        w.blob(e.key);
+        w.u32(e.rank);
+        w.blob(e.value);
+    }
+    return text(w);
+}
+
+std::optional<NameReplyMsg> decodeNameReply(const std::string &s) {
+    auto r = reader(s);
+    NameReplyMsg m;
+    auto id = r.u64();
+    auto status = r.u8();
+    auto count = r.u32();
+    if (!id || !status || *status > kMaxStatus || !count || *count > kMaxNamesPerRequest)
+        return std::nullopt;
+    m.id = *id;
+    m.status = *status;
+    for (std::uint32_t i = 0; i < *count; ++i) {
+        NameReplyMsg::Entry e;
+        auto key = r.blob(kMaxNameKey);
+        auto rank = r.u32();
+        auto value = key && rank ? r.blob(kMaxNameValue) : std::nullopt;
+        if (!value)
+            return std::nullopt;
+        m.entries.push_back({std::move(*key), *rank, std::move(*value)});
+    }
+    if (!r.atEnd())
+        return std::nullopt;
+    return m;
+}
+
+} // namespace stepmap::wire

@@ -1,0 +1,301 @@
+// PmixHost's upcalls for name publishing (PMIx_Publish, _Lookup,
+// _Unpublish: MPI_Publish_name, MPI_Lookup_name and the ports through which
+// MPI_Comm_accept and MPI_Comm_connect meet) and for PMIx_Connect and
+// _Disconnect among the step's own processes. The names live in srun's hub
+// (protocol/hub/name_service.hpp); values travel packed by PMIx itself, so
+// any type a rank publishes comes back as it was.
+
+#include "pmix_host.hpp"
+#include "protocol/hub/name_service.hpp"
+#include "server_log.hpp"
+#include "step_config.hpp"
+
+#include <pmix.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace stepmap::server {
+
+namespace {
+
+using hub::NameScope;
+using hub::NameStatus;
+
+pmix_status_t toPmix(const std::optional<wire::NameReplyMsg> &reply) {
+    if (!reply)
+        return PMIX_ERR_UNREACH; // srun's hub is gone: the step is ending
+    switch (static_cast<NameStatus>(reply->status)) {
+    case NameStatus::Ok:
+        return PMIX_SUCCESS;
+    case NameStatus::Exists:
+        return PMIX_EXISTS;
+    case NameStatus::NotFound:
+        return PMIX_ERR_NOT_FOUND;
+    case NameStatus::TimedOut:
+        return PMIX_ERR_TIMEOUT;
+    case NameStatus::TooMany:
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    case NameStatus::Invalid:
+        return PMIX_ERR_BAD_PARAM;
+    }
+    return PMIX_ERROR;
+}
+
+std::optional<std::string> packValue(const pmix_value_t *value) {
+    pmix_data_buffer_t buffer;
+    PMIX_DATA_BUFFER_CONSTRUCT(&buffer);
+    if (PMIx_Data_pack(nullptr, &buffer, const_cast<pmix_value_t *>(value), 1, PMIX_VALUE) !=
+        PMIX_SUCCESS) {
+        PMIX_DATA_BUFFER_DESTRUCT(&buffer);
+        return std::nullopt;
+    }
+    char *bytes = nullptr;
+    size_t size = 0;
+    PMIX_DATA_BUFFER_UNLOAD(&buffer, bytes, size);
+    std::string out(bytes ? bytes : "", bytes ? size : 0);
+    std::free(bytes);
+    PMIX_DATA_BUFFER_DESTRUCT(&buffer);
+    return out;
+}
+
+bool unpackValue(const std::string &bytes, pmix_value_t *out) {
+    if (bytes.empty())
+        return false;
+    pmix_data_buffer_t buffer;
+    PMIX_DATA_BUFFER_CONSTRUCT(&buffer);
+    char *copy = static_cast<char *>(std::malloc(bytes.size()));
+    if (!copy)
+        return false;
+    std::memcpy(copy, bytes.data(), bytes.size());
+    PMIX_DATA_BUFFER_LOAD(&buffer, copy, bytes.size());
+    int32_t count = 1;
+    const pmix_status_t rc = PMIx_Data_unpack(nullptr, &buffer, out, &count, PMIX_VALUE);
+    PMIX_DATA_BUFFER_DESTRUCT(&buffer);
+    return rc == PMIX_SUCCESS && count == 1;
+}
+
+// Directives PMIx or the caller add to a publish; everything else is data.
+bool isDirective(const pmix_info_t &info) {
+    for (const char *key :
+         {PMIX_RANGE, PMIX_PERSISTENCE, PMIX_USERID, PMIX_GRPID, PMIX_TIMEOUT, PMIX_WAIT})
+        if (PMIX_CHECK_KEY(&info, key))
+            return true;
+    return false;
+}
+
+pmix_data_range_t rangeOf(const pmix_info_t info[], size_t ninfo) {
+    for (size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_RANGE) && info[i].value.type == PMIX_DATA_RANGE)
+            return info[i].value.data.range;
+    return PMIX_RANGE_SESSION;
+}
+
+std::vector<std::string> keyList(char **keys) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; keys && keys[i] && i < wire::kMaxNamesPerRequest; ++i)
+        out.emplace_back(keys[i]);
+    return out;
+}
+
+bool keysFit(const std::vector<std::string> &keys) {
+    for (const std::string &key : keys)
+        if (key.size() > wire::kMaxNameKey)
+            return false;
+    return true;
+}
+
+} // namespace
+
+bool PmixHost::askNames(const pmix_proc_t *proc, wire::NameRequestMsg request,
+                        StepCollective::NameDone done) {
+    if (!proc || !PMIX_CHECK_NSPACE(proc->nspace, config_.nspace.c_str()) ||
+        proc->rank >= config_.plan.ranks.size() ||
+        config_.plan.ranks[proc->rank].node != config_.nodeIndex)
+        return false;
+    request.rank = proc->rank;
+    inbox_.post([this, request = std::move(request), done = std::move(done)]() mutable {
+        if (!collective_) {
+            done(std::nullopt);
+            return;
+        }
+        collective_->names(std::move(request), std::move(done));
+    });
+    return true;
+}
+
+// PMIx progress thread.
+pmix_status_t PmixHost::publishUpcall(const pmix_proc_t *proc, const pmix_info_t info[],
+                                      size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    try {
+        PmixHost *self = current();
+        if (!self)
+            return PMIX_ERR_NOT_AVAILABLE;
+        wire::NameRequestMsg request;
+        request.op = wire::NameOp::Publish;
+        pmix_persistence_t persistence = PMIX_PERSIST_SESSION;
+        for (size_t i = 0; i < ninfo; ++i) {
+            if (PMIX_CHECK_KEY(&info[i], PMIX_PERSISTENCE) && info[i].value.type == PMIX_PERSIST)
+                persistence = info[i].value.data.persist;
+            if (isDirective(info[i]))
+                continue;
+            auto packed = packValue(&info[i].value);
+            const std::string key(info[i].key, strnlen(info[i].key, PMIX_MAX_KEYLEN));
+            if (!packed || packed->size() > wire::kMaxNameValue ||
+                request.keys.size() >= wire::kMaxNamesPerRequest) {
+                logError("refused to publish '" + key + "': its value cannot be packed or is " +
+                         "over " + std::to_string(wire::kMaxNameValue) + " bytes");
+                return PMIX_ERR_BAD_PARAM;
+            }
+            request.keys.push_back(key);
+            request.values.push_back(std::move(*packed));
+        }
+        if (request.keys.empty())
+            return PMIX_ERR_BAD_PARAM;
+        const pmix_data_range_t range = rangeOf(info, ninfo);
+        request.scope =
+            static_cast<std::uint8_t>(range == PMIX_RANGE_PROC_LOCAL ? NameScope::Publisher
+                                      : range == PMIX_RANGE_LOCAL    ? NameScope::Node
+                                                                     : NameScope::Step);
+        request.firstRead = persistence == PMIX_PERSIST_FIRST_READ;
+        const bool asked = self->askNames(
+            proc, std::move(request), [cbfunc, cbdata](std::optional<wire::NameReplyMsg> reply) {
+                if (cbfunc)
+                    cbfunc(toPmix(reply), cbdata);
+            });
+        return asked ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
+
+// PMIx progress thread.
+pmix_status_t PmixHost::lookupUpcall(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                                     size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata) {
+    try {
+        PmixHost *self = current();
+        if (!self)
+            return PMIX_ERR_NOT_AVAILABLE;
+        wire::NameRequestMsg request;
+        request.op = wire::NameOp::Lookup;
+        request.keys = keyList(keys);
+        if (request.keys.empty() || !keysFit(request.keys))
+            return PMIX_ERR_BAD_PARAM;
+        for (size_t i = 0; i < ninfo; ++i) {
+            if (PMIX_CHECK_KEY(&info[i], PMIX_WAIT))
+                // A bool, or (PMIx's own reading) a count where 0 means all.
+                request.wait = info[i].value.type != PMIX_BOOL || info[i].value.data.flag;
+            if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT) && info[i].value.type == PMIX_INT &&
+                info[i].value.data.integer > 0)
+                request.timeoutSec = static_cast<std::uint32_t>(info[i].value.data.integer);
+        }
+        const pmix_data_range_t range = rangeOf(info, ninfo);
+        request.scope = range == PMIX_RANGE_LOCAL || range == PMIX_RANGE_PROC_LOCAL ? 1 : 0;
+        const std::string nspace = self->config_.nspace;
+        const bool asked =
+            self->askNames(proc, std::move(request),
+                           [cbfunc, cbdata, nspace](std::optional<wire::NameReplyMsg> reply) {
+                               pmix_status_t status = toPmix(reply);
+                               if (!cbfunc)
+                                   return;
+                               if (status != PMIX_SUCCESS || reply->entries.empty()) {
+                                   cbfunc(status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status,
+                                          nullptr, 0, cbdata);
+                                   return;
+                               }
+                               const size_t n = reply->entries.size();
+                               pmix_pdata_t *data = nullptr;
+                               PMIX_PDATA_CREATE(data, n);
+                               for (size_t i = 0; i < n; ++i) {
+                                   const auto &e = reply->entries[i];
+                                   PMIX_LOAD_PROCID(&data[i].proc, nspace.c_str(), e.rank);
+                                   PMIX_LOAD_KEY(data[i].key, e.key.c_str());
+                                   if (!unpackValue(e.value, &data[i].value))
+                                       status = PMIX_ERR_UNPACK_FAILURE;
+                               }
+                               cbfunc(status, status == PMIX_SUCCESS ? data : nullptr,
+                                      status == PMIX_SUCCESS ? n : 0, cbdata);
+                               PMIX_PDATA_FREE(data, n);
+                           });
+        return asked ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
+
+// PMIx progress thread.
+pmix_status_t PmixHost::unpublishUpcall(const pmix_proc_t *proc, char **keys, const pmix_info_t[],
+                                        size_t, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    try {
+        PmixHost *self = current();
+        if (!self)
+            return PMIX_ERR_NOT_AVAILABLE;
+        wire::NameRequestMsg request;
+        request.op = wire::NameOp::Unpublish;
+        request.keys = keyList(keys); // none: every name the rank published
+        if (!keysFit(request.keys))
+            return PMIX_ERR_BAD_PARAM;
+        const bool asked = self->askNames(
+            proc, std::move(request), [cbfunc, cbdata](std::optional<wire::NameReplyMsg> reply) {
+                if (cbfunc)
+                    cbfunc(toPmix(reply), cbdata);
+            });
+        return asked ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
+
+pmix_status_t PmixHost::joinProcesses(const char *what, const pmix_proc_t procs[], size_t nprocs,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    for (size_t i = 0; i < nprocs; ++i)
+        if (!PMIX_CHECK_NSPACE(procs[i].nspace, config_.nspace.c_str())) {
+            logError(std::string(what) + " with processes of namespace " +
+                     std::string(procs[i].nspace, strnlen(procs[i].nspace, PMIX_MAX_NSLEN)) +
+                     ", not this step's: stepmap connects processes within one step only");
+            return PMIX_ERR_NOT_SUPPORTED;
+        }
+    auto nodes = participants(procs, nprocs);
+    inbox_.post([this, nodes = std::move(nodes), cbfunc, cbdata]() mutable {
+        if (!collective_) {
+            if (cbfunc)
+                cbfunc(PMIX_ERR_UNREACH, cbdata);
+            return;
+        }
+        // Every participating node's server is asked once, as for a fence;
+        // the processes are connected when all have been.
+        collective_->fence(std::move(nodes), false, {},
+                           [cbfunc, cbdata](pmix_status_t status, std::string) {
+                               if (cbfunc)
+                                   cbfunc(status, cbdata);
+                           });
+    });
+    return PMIX_SUCCESS;
+}
+
+// PMIx progress thread.
+pmix_status_t PmixHost::connectUpcall(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[],
+                                      size_t, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    try {
+        PmixHost *self = current();
+        return self ? self->joinProcesses("PMIx_Connect", procs, nprocs, cbfunc, cbdata)
+                    : PMIX_ERR_NOT_AVAILABLE;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
+
+// PMIx progress thread.
+pmix_status_t PmixHost::disconnectUpcall(const pmix_proc_t procs[], size_t nprocs,
+                                         const pmix_info_t[], size_t, pmix_op_cbfunc_t cbfunc,
+                                         void *cbdata) {
+    try {
+        PmixHost *self = current();
+        return self ? self->joinProcesses("PMIx_Disconnect", procs, nprocs, cbfunc, cbdata)
+                    : PMIX_ERR_NOT_AVAILABLE;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
+
+} // namespace stepmap::server

@@ -1,0 +1,72 @@
+"""Dynamic processes inside one srun (issue 25, first part): MPI's name
+service (MPI_Publish_name, MPI_Lookup_name, MPI_Unpublish_name) served by
+the step's hub, and MPI_Comm_accept meeting MPI_Comm_connect between two
+halves of the step, on Debian's Open MPI 4.1 and on Open MPI 5 where it is
+built. Slurm's own mpi/pmix answers every one of these "not supported"."""
+
+import os
+import subprocess
+import tempfile
+import unittest
+
+import cluster
+from cluster import srun
+
+MPI_NAMES = os.environ.get("STEPMAP_MPI_NAMES", "")
+OMPI5 = os.environ.get("STEPMAP_OMPI5_PREFIX", "")
+NAMES_SOURCE = os.path.join(os.environ.get("STEPMAP_SOURCE_ROOT", ""), "tests/programs/mpi_names.c")
+
+
+class NamesCases:
+    """The cases, run with self.program."""
+
+    def run_step(self, *args, n=4):
+        return srun("-n", str(n), "--map-by", "node", self.program, *args, timeout=180)
+
+    def assertEveryRank(self, r, what, n=4):
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for rank in range(n):
+            self.assertIn(f"rank {rank} {what} ok", r.stdout, r.stdout + r.stderr)
+        self.assertNotIn("FAILED", r.stdout)
+
+    def test_a_published_name_is_found_on_every_node_and_gone_once_unpublished(self):
+        self.assertEveryRank(self.run_step("names"), "names")
+
+    def test_accept_meets_connect_between_two_halves_of_the_step(self):
+        self.assertEveryRank(self.run_step("accept"), "accept")
+
+    def test_accept_and_connect_with_several_ranks_a_node(self):
+        r = srun("-N", "2", "-n", "4", "--map-by", "slot", self.program, "accept", timeout=180)
+        self.assertEveryRank(r, "accept")
+
+
+class OpenMpi4Test(NamesCases, cluster.StepTestCase):
+    """mpi_names built with Debian's Open MPI 4.1."""
+    program = MPI_NAMES
+
+
+@unittest.skipUnless(OMPI5 and os.access(os.path.join(OMPI5, "bin/mpicc"), os.X_OK),
+                     "Open MPI 5 is not built (STEPMAP_OMPI5_PREFIX; "
+                     "contrib/openmpi/build-openmpi5.sh builds it)")
+class OpenMpi5Test(NamesCases, cluster.StepTestCase):
+    """mpi_names built with Open MPI 5's mpicc (a PMIx 5 client)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.dir = tempfile.mkdtemp(prefix="stepmap-ompi5-names-", dir="/tmp")
+        os.chmod(cls.dir, 0o755)
+        cls.program = os.path.join(cls.dir, "mpi_names")
+        subprocess.run([os.path.join(OMPI5, "bin/mpicc"), "-o", cls.program, NAMES_SOURCE],
+                       check=True)
+        os.chmod(cls.program, 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run(["rm", "-rf", cls.dir])
+        super().tearDownClass()
+
+
+if __name__ == "__main__":
+    cluster.require_root()
+    unittest.main(verbosity=2)
