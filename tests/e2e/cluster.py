@@ -317,6 +317,27 @@ def run_sbatch(script_text, timeout=120):
             os.unlink(out)
 
 
+OMPI5 = os.environ.get("STEPMAP_OMPI5_PREFIX", "")
+
+
+def have_ompi5():
+    """Whether Open MPI 5 is built (contrib/openmpi/build-openmpi5.sh)."""
+    return bool(OMPI5) and os.access(os.path.join(OMPI5, "bin/mpicc"), os.X_OK)
+
+
+def build_with_ompi5(source, prefix):
+    """(directory, program): `source` (tests/programs/) compiled by Open MPI
+    5's mpicc into a new directory under /tmp every user can read; the
+    caller removes the directory."""
+    directory = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    os.chmod(directory, 0o755)
+    program = os.path.join(directory, os.path.splitext(os.path.basename(source))[0])
+    subprocess.run([os.path.join(OMPI5, "bin/mpicc"), "-o", program,
+                    os.path.join(SOURCE_ROOT, "tests/programs", source)], check=True)
+    os.chmod(program, 0o755)
+    return directory, program
+
+
 class StepTestCase(unittest.TestCase):
     """Starts the cluster once; after every test, nothing of stepmap may be
     left on any node."""

@@ -6,15 +6,12 @@ built. Slurm's own mpi/pmix answers every one of these "not supported"."""
 
 import os
 import subprocess
-import tempfile
 import unittest
 
 import cluster
 from cluster import srun
 
 MPI_NAMES = os.environ.get("STEPMAP_MPI_NAMES", "")
-OMPI5 = os.environ.get("STEPMAP_OMPI5_PREFIX", "")
-NAMES_SOURCE = os.path.join(os.environ.get("STEPMAP_SOURCE_ROOT", ""), "tests/programs/mpi_names.c")
 
 
 class NamesCases:
@@ -45,8 +42,7 @@ class OpenMpi4Test(NamesCases, cluster.StepTestCase):
     program = MPI_NAMES
 
 
-@unittest.skipUnless(OMPI5 and os.access(os.path.join(OMPI5, "bin/mpicc"), os.X_OK),
-                     "Open MPI 5 is not built (STEPMAP_OMPI5_PREFIX; "
+@unittest.skipUnless(cluster.have_ompi5(), "Open MPI 5 is not built (STEPMAP_OMPI5_PREFIX; "
                      "contrib/openmpi/build-openmpi5.sh builds it)")
 class OpenMpi5Test(NamesCases, cluster.StepTestCase):
     """mpi_names built with Open MPI 5's mpicc (a PMIx 5 client)."""
@@ -54,12 +50,7 @@ class OpenMpi5Test(NamesCases, cluster.StepTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.dir = tempfile.mkdtemp(prefix="stepmap-ompi5-names-", dir="/tmp")
-        os.chmod(cls.dir, 0o755)
-        cls.program = os.path.join(cls.dir, "mpi_names")
-        subprocess.run([os.path.join(OMPI5, "bin/mpicc"), "-o", cls.program, NAMES_SOURCE],
-                       check=True)
-        os.chmod(cls.program, 0o755)
+        cls.dir, cls.program = cluster.build_with_ompi5("mpi_names.c", "stepmap-ompi5-names-")
 
     @classmethod
     def tearDownClass(cls):

@@ -16,8 +16,6 @@ import cluster
 from cluster import srun
 
 MPICH_HELLO = os.environ.get("STEPMAP_MPICH_HELLO", "")
-OMPI5 = os.environ.get("STEPMAP_OMPI5_PREFIX", "")
-HELLO_SOURCE = os.path.join(os.environ.get("STEPMAP_SOURCE_ROOT", ""), "tests/programs/mpi_hello.c")
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-mpi4py
 
 MPI4PY_SCRIPT = """\
@@ -77,8 +75,7 @@ class MpiStacksTest(cluster.StepTestCase):
         self.assertEqual(sizes, ["2", "2"], r.stdout + r.stderr)
 
 
-@unittest.skipUnless(OMPI5 and os.access(os.path.join(OMPI5, "bin/mpicc"), os.X_OK),
-                     "Open MPI 5 is not built (STEPMAP_OMPI5_PREFIX; "
+@unittest.skipUnless(cluster.have_ompi5(), "Open MPI 5 is not built (STEPMAP_OMPI5_PREFIX; "
                      "contrib/openmpi/build-openmpi5.sh builds it)")
 class OpenMpi5Test(cluster.StepTestCase):
     """The MPI hello built with Open MPI 5's mpicc: a PMIx 5 client."""
@@ -86,12 +83,7 @@ class OpenMpi5Test(cluster.StepTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.dir = tempfile.mkdtemp(prefix="stepmap-ompi5-", dir="/tmp")
-        os.chmod(cls.dir, 0o755)
-        cls.hello = os.path.join(cls.dir, "mpi_hello")
-        subprocess.run([os.path.join(OMPI5, "bin/mpicc"), "-o", cls.hello, HELLO_SOURCE],
-                       check=True)
-        os.chmod(cls.hello, 0o755)
+        cls.dir, cls.hello = cluster.build_with_ompi5("mpi_hello.c", "stepmap-ompi5-")
 
     @classmethod
     def tearDownClass(cls):
@@ -99,8 +91,8 @@ class OpenMpi5Test(cluster.StepTestCase):
 
     def test_linked_with_open_mpi_5(self):
         libs = subprocess.run(["ldd", self.hello], capture_output=True, text=True).stdout
-        self.assertIn(os.path.join(OMPI5, "lib/libmpi.so"), libs)
-        self.assertIn(os.path.join(OMPI5, "lib/libpmix.so"), libs)
+        self.assertIn(os.path.join(cluster.OMPI5, "lib/libmpi.so"), libs)
+        self.assertIn(os.path.join(cluster.OMPI5, "lib/libpmix.so"), libs)
 
     def test_ranks_placed_and_served_by_stepmap(self):
         r = srun("-n", "4", "--map-by", "node", self.hello, timeout=180)
