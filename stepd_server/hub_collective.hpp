@@ -32,6 +32,10 @@ public:
                DataReply done) override;
     void directModex(std::uint32_t rank, DataReply done) override;
     void abort(std::uint32_t rank, int status, std::string message) override;
+    void barrier(const std::string &label, std::vector<std::uint32_t> nodes,
+                 DataReply done) override {
+        link_.barrier(label, std::move(nodes), std::move(done));
+    }
     void names(wire::NameRequestMsg request, NameDone done) override {
         link_.names(std::move(request), std::move(done));
     }

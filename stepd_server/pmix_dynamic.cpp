@@ -12,6 +12,8 @@
 
 #include <pmix.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -91,11 +93,48 @@ pmix_data_range_t rangeOf(const pmix_info_t info[], size_t ninfo) {
     return PMIX_RANGE_SESSION;
 }
 
-std::vector<std::string> keyList(char **keys) {
+// keys as strings; nothing when there are more than a request may carry.
+std::optional<std::vector<std::string>> keyList(char **keys) {
     std::vector<std::string> out;
-    for (std::size_t i = 0; keys && keys[i] && i < wire::kMaxNamesPerRequest; ++i)
+    for (std::size_t i = 0; keys && keys[i]; ++i) {
+        if (i == wire::kMaxNamesPerRequest)
+            return std::nullopt;
         out.emplace_back(keys[i]);
+    }
     return out;
+}
+
+// What a publish, unpublish or lookup upcall gives PMIx back.
+StepCollective::NameDone statusReply(pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    return [cbfunc, cbdata](std::optional<wire::NameReplyMsg> reply) {
+        if (cbfunc)
+            cbfunc(toPmix(reply), cbdata);
+    };
+}
+
+// Who a connect or disconnect joins, to tell its barrier from others over
+// the same nodes: the sorted ranks ("*": all), hashed when long.
+std::string processLabel(const char *what, const pmix_proc_t procs[], size_t nprocs) {
+    std::vector<pmix_rank_t> ranks;
+    for (size_t i = 0; i < nprocs; ++i)
+        ranks.push_back(procs[i].rank);
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    std::string list;
+    for (pmix_rank_t r : ranks) {
+        if (!list.empty())
+            list += ",";
+        list += r == PMIX_RANK_WILDCARD ? std::string("*") : std::to_string(r);
+    }
+    if (list.size() > 256) {
+        std::uint64_t hash = 1469598103934665603ull; // FNV-1a: the same on every node
+        for (unsigned char c : list)
+            hash = (hash ^ c) * 1099511628211ull;
+        char hex[17];
+        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+        list = std::to_string(ranks.size()) + " ranks #" + hex;
+    }
+    return std::string(what) + " " + list;
 }
 
 bool keysFit(const std::vector<std::string> &keys) {
@@ -152,18 +191,24 @@ pmix_status_t PmixHost::publishUpcall(const pmix_proc_t *proc, const pmix_info_t
         }
         if (request.keys.empty())
             return PMIX_ERR_BAD_PARAM;
+        std::size_t total = 0;
+        for (std::size_t i = 0; i < request.keys.size(); ++i)
+            total += request.keys[i].size() + request.values[i].size();
+        if (total > hub::NameService::Limits{}.maxBytes) {
+            logError("refused to publish " + std::to_string(request.keys.size()) + " names of " +
+                     std::to_string(total) + " bytes: a step holds " +
+                     std::to_string(hub::NameService::Limits{}.maxBytes) + " bytes of names");
+            return PMIX_ERR_OUT_OF_RESOURCE;
+        }
         const pmix_data_range_t range = rangeOf(info, ninfo);
         request.scope =
             static_cast<std::uint8_t>(range == PMIX_RANGE_PROC_LOCAL ? NameScope::Publisher
                                       : range == PMIX_RANGE_LOCAL    ? NameScope::Node
                                                                      : NameScope::Step);
         request.firstRead = persistence == PMIX_PERSIST_FIRST_READ;
-        const bool asked = self->askNames(
-            proc, std::move(request), [cbfunc, cbdata](std::optional<wire::NameReplyMsg> reply) {
-                if (cbfunc)
-                    cbfunc(toPmix(reply), cbdata);
-            });
-        return asked ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
+        return self->askNames(proc, std::move(request), statusReply(cbfunc, cbdata))
+                   ? PMIX_SUCCESS
+                   : PMIX_ERR_BAD_PARAM;
     } catch (...) {
         return PMIX_ERROR;
     }
@@ -178,13 +223,23 @@ pmix_status_t PmixHost::lookupUpcall(const pmix_proc_t *proc, char **keys, const
             return PMIX_ERR_NOT_AVAILABLE;
         wire::NameRequestMsg request;
         request.op = wire::NameOp::Lookup;
-        request.keys = keyList(keys);
-        if (request.keys.empty() || !keysFit(request.keys))
+        auto named = keyList(keys);
+        if (!named || named->empty() || !keysFit(*named))
             return PMIX_ERR_BAD_PARAM;
+        request.keys = std::move(*named);
         for (size_t i = 0; i < ninfo; ++i) {
-            if (PMIX_CHECK_KEY(&info[i], PMIX_WAIT))
-                // A bool, or (PMIx's own reading) a count where 0 means all.
-                request.wait = info[i].value.type != PMIX_BOOL || info[i].value.data.flag;
+            if (PMIX_CHECK_KEY(&info[i], PMIX_WAIT)) {
+                // PMIx defines an int, the number of keys to wait for (0:
+                // all); Open MPI passes a bool.
+                if (info[i].value.type == PMIX_BOOL) {
+                    request.wait = info[i].value.data.flag;
+                } else if (info[i].value.type == PMIX_INT && info[i].value.data.integer >= 0) {
+                    request.wait = true;
+                    request.atLeast = static_cast<std::uint32_t>(info[i].value.data.integer);
+                } else {
+                    request.wait = true;
+                }
+            }
             if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT) && info[i].value.type == PMIX_INT &&
                 info[i].value.data.integer > 0)
                 request.timeoutSec = static_cast<std::uint32_t>(info[i].value.data.integer);
@@ -232,15 +287,13 @@ pmix_status_t PmixHost::unpublishUpcall(const pmix_proc_t *proc, char **keys, co
             return PMIX_ERR_NOT_AVAILABLE;
         wire::NameRequestMsg request;
         request.op = wire::NameOp::Unpublish;
-        request.keys = keyList(keys); // none: every name the rank published
-        if (!keysFit(request.keys))
+        auto named = keyList(keys); // none: every name the rank published
+        if (!named || !keysFit(*named))
             return PMIX_ERR_BAD_PARAM;
-        const bool asked = self->askNames(
-            proc, std::move(request), [cbfunc, cbdata](std::optional<wire::NameReplyMsg> reply) {
-                if (cbfunc)
-                    cbfunc(toPmix(reply), cbdata);
-            });
-        return asked ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
+        request.keys = std::move(*named);
+        return self->askNames(proc, std::move(request), statusReply(cbfunc, cbdata))
+                   ? PMIX_SUCCESS
+                   : PMIX_ERR_BAD_PARAM;
     } catch (...) {
         return PMIX_ERROR;
     }
@@ -250,26 +303,30 @@ pmix_status_t PmixHost::joinProcesses(const char *what, const pmix_proc_t procs[
                                       pmix_op_cbfunc_t cbfunc, void *cbdata) {
     for (size_t i = 0; i < nprocs; ++i)
         if (!PMIX_CHECK_NSPACE(procs[i].nspace, config_.nspace.c_str())) {
-            logError(std::string(what) + " with processes of namespace " +
+            logError("PMIx_" +
+                     std::string(what == std::string("connect") ? "Connect" : "Disconnect") +
+                     " with processes of namespace " +
                      std::string(procs[i].nspace, strnlen(procs[i].nspace, PMIX_MAX_NSLEN)) +
                      ", not this step's: stepmap connects processes within one step only");
             return PMIX_ERR_NOT_SUPPORTED;
         }
     auto nodes = participants(procs, nprocs);
-    inbox_.post([this, nodes = std::move(nodes), cbfunc, cbdata]() mutable {
-        if (!collective_) {
-            if (cbfunc)
-                cbfunc(PMIX_ERR_UNREACH, cbdata);
-            return;
-        }
-        // Every participating node's server is asked once, as for a fence;
-        // the processes are connected when all have been.
-        collective_->fence(std::move(nodes), false, {},
-                           [cbfunc, cbdata](pmix_status_t status, std::string) {
-                               if (cbfunc)
-                                   cbfunc(status, cbdata);
-                           });
-    });
+    std::string label = processLabel(what, procs, nprocs);
+    inbox_.post(
+        [this, label = std::move(label), nodes = std::move(nodes), cbfunc, cbdata]() mutable {
+            if (!collective_) {
+                if (cbfunc)
+                    cbfunc(PMIX_ERR_UNREACH, cbdata);
+                return;
+            }
+            // Every participating node's server is asked once, as for a fence;
+            // the processes are connected when all have been.
+            collective_->barrier(label, std::move(nodes),
+                                 [cbfunc, cbdata](pmix_status_t status, std::string) {
+                                     if (cbfunc)
+                                         cbfunc(status, cbdata);
+                                 });
+        });
     return PMIX_SUCCESS;
 }
 
@@ -278,7 +335,7 @@ pmix_status_t PmixHost::connectUpcall(const pmix_proc_t procs[], size_t nprocs, 
                                       size_t, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     try {
         PmixHost *self = current();
-        return self ? self->joinProcesses("PMIx_Connect", procs, nprocs, cbfunc, cbdata)
+        return self ? self->joinProcesses("connect", procs, nprocs, cbfunc, cbdata)
                     : PMIX_ERR_NOT_AVAILABLE;
     } catch (...) {
         return PMIX_ERROR;
@@ -291,7 +348,7 @@ pmix_status_t PmixHost::disconnectUpcall(const pmix_proc_t procs[], size_t nproc
                                          void *cbdata) {
     try {
         PmixHost *self = current();
-        return self ? self->joinProcesses("PMIx_Disconnect", procs, nprocs, cbfunc, cbdata)
+        return self ? self->joinProcesses("disconnect", procs, nprocs, cbfunc, cbdata)
                     : PMIX_ERR_NOT_AVAILABLE;
     } catch (...) {
         return PMIX_ERROR;

@@ -37,6 +37,9 @@ public:
     // nodes: sorted participating node indices.
     virtual void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
                        DataReply done) = 0;
+    // A barrier of nodes told apart from others over them by label.
+    virtual void barrier(const std::string &label, std::vector<std::uint32_t> nodes,
+                         DataReply done) = 0;
     virtual void directModex(std::uint32_t rank, DataReply done) = 0;
     virtual void abort(std::uint32_t rank, int status, std::string message) = 0;
     // The step's name service (publish, lookup, unpublish); done gets the

@@ -313,6 +313,19 @@ void HubLink::fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, st
                                      collect ? std::move(data) : std::string()}));
 }
 
+void HubLink::barrier(const std::string &label, std::vector<std::uint32_t> nodes, DataReply done) {
+    if (nodes.size() == 1 && nodes[0] == settings_.nodeIndex) {
+        done(statuses_.success, {});
+        return;
+    }
+    std::string key = label + "@";
+    for (auto n : nodes)
+        key += std::to_string(n) + ",";
+    std::string id = "barrier:" + key + "#" + std::to_string(fenceCounters_[key]++);
+    fences_[id] = std::move(done);
+    send(MessageType::Fence, wire::encode(wire::FenceMsg{id, std::move(nodes), false, {}}));
+}
+
 void HubLink::directModex(std::uint32_t rank, DataReply done) {
     std::uint64_t id = nextModexId_++;
     ++modexAsked_;

@@ -78,6 +78,11 @@ public:
     // all without a tree, through the hub. Until the welcome, fences wait
     // (every node must choose the same way).
     void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data, DataReply done);
+    // A barrier of nodes through the hub, told apart from fences and from
+    // other barriers over the same nodes by label (e.g. the processes a
+    // PMIx_Connect joins): two operations over one node set that nodes
+    // enter in different orders still meet their own partners.
+    void barrier(const std::string &label, std::vector<std::uint32_t> nodes, DataReply done);
     void directModex(std::uint32_t rank, DataReply done);
     void abort(std::uint32_t rank, int status, std::string message);
     // A rank of this node ended with a non-zero status (slurmstepd says so):

@@ -10,6 +10,17 @@ std::size_t weight(const NameEntry &entry) {
     return entry.key.size() + entry.value.size();
 }
 
+// Whether some rank would see both names.
+bool overlap(const NameEntry &a, const NameEntry &b) {
+    if (a.scope == NameScope::Step || b.scope == NameScope::Step)
+        return true;
+    if (a.node != b.node)
+        return false;
+    if (a.scope == NameScope::Publisher && b.scope == NameScope::Publisher)
+        return a.rank == b.rank;
+    return true; // a node's name and one of that node's ranks' own
+}
+
 } // namespace
 
 bool NameService::visible(const NameEntry &entry, const NameLookup &request) const {
@@ -24,20 +35,29 @@ bool NameService::visible(const NameEntry &entry, const NameLookup &request) con
     return false;
 }
 
-bool NameService::answer(const NameLookup &request, bool partialOk, NameAnswer &out) {
-    std::vector<std::map<std::string, NameEntry>::iterator> found;
-    for (const std::string &key : request.keys) {
-        auto it = names_.find(key);
-        if (it != names_.end() && visible(it->second, request))
+NameService::Names::iterator NameService::find(const std::string &key, const NameLookup &request) {
+    auto [first, last] = names_.equal_range(key);
+    for (auto it = first; it != last; ++it)
+        if (visible(it->second, request))
+            return it;
+    return names_.end();
+}
+
+bool NameService::answer(const NameLookup &request, NameAnswer &out) {
+    std::vector<Names::iterator> found;
+    for (const std::string &key : request.keys)
+        if (auto it = find(key, request); it != names_.end())
             found.push_back(it);
-        else if (!partialOk)
-            return false;
-    }
-    if (found.empty())
+    const std::size_t all = request.keys.size();
+    const std::size_t enough = !request.wait                                   ? 1
+                               : request.atLeast == 0 || request.atLeast > all ? all
+                                                                               : request.atLeast;
+    if (found.empty() || found.size() < enough)
         return false;
     out.id = request.id;
     out.node = request.node;
     out.status = NameStatus::Ok;
+    // The keys are distinct (lookup refuses repeats), and so are the names.
     for (auto it : found) {
         out.entries.push_back(it->second);
         if (it->second.firstRead) {
@@ -58,7 +78,10 @@ NameService::Published NameService::publish(std::vector<NameEntry> entries) {
         }
         const bool twice = std::any_of(entries.begin(), entries.begin() + i,
                                        [&](const auto &e) { return e.key == entries[i].key; });
-        if (twice || names_.count(entries[i].key)) {
+        auto [first, last] = names_.equal_range(entries[i].key);
+        const bool taken = std::any_of(
+            first, last, [&](const auto &named) { return overlap(named.second, entries[i]); });
+        if (twice || taken) {
             result.status = NameStatus::Exists;
             return result;
         }
@@ -77,7 +100,7 @@ NameService::Published NameService::publish(std::vector<NameEntry> entries) {
     // first-read name before a later one sees it.
     for (auto it = waiting_.begin(); it != waiting_.end();) {
         NameAnswer done;
-        if (answer(*it, false, done)) {
+        if (answer(*it, done)) {
             result.completed.push_back(std::move(done));
             it = waiting_.erase(it);
         } else {
@@ -87,16 +110,27 @@ NameService::Published NameService::publish(std::vector<NameEntry> entries) {
     return result;
 }
 
+std::size_t NameService::waitingBytes(std::uint32_t node) const {
+    std::size_t bytes = 0;
+    for (const NameLookup &w : waiting_)
+        if (w.node == node)
+            for (const std::string &key : w.keys)
+                bytes += key.size();
+    return bytes;
+}
+
 std::vector<NameAnswer> NameService::lookup(NameLookup request) {
     std::vector<NameAnswer> out(1);
     out[0].id = request.id;
     out[0].node = request.node;
-    if (request.keys.empty() || std::any_of(request.keys.begin(), request.keys.end(),
-                                            [](const auto &k) { return k.empty(); })) {
+    std::vector<std::string> sorted = request.keys;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.empty() || sorted.front().empty() ||
+        std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
         out[0].status = NameStatus::Invalid;
         return out;
     }
-    if (answer(request, !request.wait, out[0]))
+    if (answer(request, out[0]))
         return out;
     if (!request.wait) {
         out[0].status = NameStatus::NotFound;
@@ -104,7 +138,11 @@ std::vector<NameAnswer> NameService::lookup(NameLookup request) {
     }
     const auto mine = std::count_if(waiting_.begin(), waiting_.end(),
                                     [&](const NameLookup &w) { return w.node == request.node; });
-    if (static_cast<std::size_t>(mine) >= limits_.maxWaitingPerNode) {
+    std::size_t bytes = 0;
+    for (const std::string &key : request.keys)
+        bytes += key.size();
+    if (static_cast<std::size_t>(mine) >= limits_.maxWaitingPerNode ||
+        waitingBytes(request.node) + bytes > limits_.maxWaitingBytesPerNode) {
         out[0].status = NameStatus::TooMany;
         return out;
     }
@@ -113,17 +151,19 @@ std::vector<NameAnswer> NameService::lookup(NameLookup request) {
 }
 
 NameStatus NameService::unpublish(std::uint32_t rank, const std::vector<std::string> &keys) {
+    std::size_t removed = 0;
     for (auto it = names_.begin(); it != names_.end();) {
         const bool named =
             keys.empty() || std::find(keys.begin(), keys.end(), it->first) != keys.end();
         if (named && it->second.rank == rank) {
             bytes_ -= weight(it->second);
             it = names_.erase(it);
+            ++removed;
         } else {
             ++it;
         }
     }
-    return NameStatus::Ok;
+    return keys.empty() || removed > 0 ? NameStatus::Ok : NameStatus::NotFound;
 }
 
 std::vector<NameAnswer> NameService::expire(std::uint64_t nowMs) {

@@ -10,8 +10,11 @@
 // Scope of a name: every rank of the step sees it, unless it was published
 // for its node (PMIX_RANGE_LOCAL) or for the publisher alone
 // (PMIX_RANGE_PROC_LOCAL); a lookup restricted to its node sees only names
-// published there. Names live until unpublished or the step ends, a
-// first-read one until a lookup returns it.
+// published there. A key is unique where its names would be seen: two
+// nodes may each publish it for their node, two ranks each for
+// themselves, and a rank sees at most one name under a key. Names live
+// until unpublished or the step ends, a first-read one until a lookup
+// returns it.
 
 #include <cstdint>
 #include <map>
@@ -28,7 +31,7 @@ enum class NameStatus : std::uint8_t {
     NotFound = 2, // lookup: none of the keys is visible
     TimedOut = 3, // a waiting lookup's time ran out
     TooMany = 4,  // a limit below was reached (nothing was done)
-    Invalid = 5,  // an empty key, or a lookup with no key
+    Invalid = 5,  // an empty key, a key named twice, or a lookup with no key
 };
 
 struct NameEntry {
@@ -45,8 +48,10 @@ struct NameLookup {
     std::uint32_t node = 0;
     std::uint32_t rank = 0;
     std::vector<std::string> keys;
-    bool nodeOnly = false;        // PMIX_RANGE_LOCAL (or PROC_LOCAL) on the lookup
-    bool wait = false;            // until every key is visible (PMIX_WAIT)
+    bool nodeOnly = false; // PMIX_RANGE_LOCAL (or PROC_LOCAL) on the lookup
+    bool wait = false;     // until enough keys are visible (PMIX_WAIT)
+    // A waiting lookup's "enough": 0 (or more than the keys) means all.
+    std::size_t atLeast = 0;
     std::uint64_t deadlineMs = 0; // for a waiting lookup; 0: none
 };
 
@@ -61,8 +66,9 @@ class NameService {
 public:
     struct Limits {
         std::size_t maxNames = 65536;
-        std::size_t maxBytes = 64u << 20;     // keys and values of every name
-        std::size_t maxWaitingPerNode = 1024; // lookups left waiting
+        std::size_t maxBytes = 64u << 20;              // keys and values of every name
+        std::size_t maxWaitingPerNode = 1024;          // lookups left waiting
+        std::size_t maxWaitingBytesPerNode = 4u << 20; // and their keys
     };
     NameService() = default;
     explicit NameService(Limits limits) : limits_(limits) {}
@@ -78,7 +84,7 @@ public:
     // publish or expire).
     std::vector<NameAnswer> lookup(NameLookup request);
     // Removes the keys rank published (all of them when keys is empty);
-    // Ok even if none was there, as PMIx's stores answer.
+    // NotFound when the keys named are none of rank's (MPI_ERR_SERVICE).
     NameStatus unpublish(std::uint32_t rank, const std::vector<std::string> &keys);
     // Waiting lookups whose deadline is at or before nowMs, answered TimedOut.
     std::vector<NameAnswer> expire(std::uint64_t nowMs);
@@ -89,12 +95,18 @@ public:
     std::size_t waiting() const { return waiting_.size(); }
 
 private:
+    using Names = std::multimap<std::string, NameEntry>;
     bool visible(const NameEntry &entry, const NameLookup &request) const;
-    // Every key visible: the entries (first-read ones removed); else nothing.
-    bool answer(const NameLookup &request, bool partialOk, NameAnswer &out);
+    // The name under key that request sees, if any (at most one: publish
+    // refuses names some rank would see together).
+    Names::iterator find(const std::string &key, const NameLookup &request);
+    // Enough keys visible (one, for a lookup that does not wait): the
+    // entries (first-read ones removed); else nothing.
+    bool answer(const NameLookup &request, NameAnswer &out);
+    std::size_t waitingBytes(std::uint32_t node) const;
 
     Limits limits_;
-    std::map<std::string, NameEntry> names_;
+    Names names_;
     std::size_t bytes_ = 0;
     std::vector<NameLookup> waiting_; // in arrival order
 };

@@ -312,8 +312,10 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
         return;
     }
     case MessageType::Shutdown:
-        // The server leaves normally (its tasks are done).
+        // The server leaves normally (its tasks are done): nobody is left
+        // to answer its waiting lookups, which must not take a name.
         servers.erase(node);
+        names.forgetNode(node);
         peers[&c].state = PeerState::Leaving;
         c.close("server left");
         return;
@@ -469,8 +471,15 @@ void RendezvousHub::State::onNameRequest(std::uint32_t node, uvnet::FrameConnect
     case wire::NameOp::Lookup: {
         const std::uint64_t until =
             m->wait && m->timeoutSec ? uv_now(&loop) + std::uint64_t{m->timeoutSec} * 1000 : 0;
-        for (const NameAnswer &answer : names.lookup(NameLookup{
-                 m->id, node, m->rank, std::move(m->keys), m->scope != 0, m->wait, until}))
+        NameLookup lookup{.id = m->id,
+                          .node = node,
+                          .rank = m->rank,
+                          .keys = std::move(m->keys),
+                          .nodeOnly = m->scope != 0,
+                          .wait = m->wait,
+                          .atLeast = m->atLeast,
+                          .deadlineMs = until};
+        for (const NameAnswer &answer : names.lookup(std::move(lookup)))
             sendNameAnswer(answer);
         return;
     }

@@ -35,6 +35,7 @@ std::string encode(const NameRequestMsg &m) {
     w.u8(m.firstRead ? 1 : 0);
     w.u8(m.wait ? 1 : 0);
     w.u32(m.timeoutSec);
+    w.u32(m.atLeast);
     w.u32(static_cast<std::uint32_t>(m.keys.size()));
     for (std::size_t i = 0; i < m.keys.size(); ++i) {
         w.blob(m.keys[i]);
@@ -54,9 +55,15 @@ std::optional<NameRequestMsg> decodeNameRequest(const std::string &s) {
     auto firstRead = flag(r);
     auto wait = flag(r);
     auto timeout = r.u32();
+    auto atLeast = r.u32();
     auto count = r.u32();
     if (!id || !op || *op < 1 || *op > 3 || !rank || !scope || *scope > kMaxScope || !firstRead ||
-        !wait || !timeout || !count || *count > kMaxNamesPerRequest)
+        !wait || !timeout || !atLeast || !count || *count > kMaxNamesPerRequest)
+        return std::nullopt;
+    const bool lookingUp = *op == static_cast<std::uint8_t>(NameOp::Lookup);
+    const bool publishing = *op == static_cast<std::uint8_t>(NameOp::Publish);
+    if ((!lookingUp && (*wait || *timeout || *atLeast)) || (!publishing && *firstRead) ||
+        (lookingUp && *scope > 1) || (!lookingUp && !publishing && *scope != 0))
         return std::nullopt;
     m.id = *id;
     m.op = static_cast<NameOp>(*op);
@@ -65,6 +72,7 @@ std::optional<NameRequestMsg> decodeNameRequest(const std::string &s) {
     m.firstRead = *firstRead;
     m.wait = *wait;
     m.timeoutSec = *timeout;
+    m.atLeast = *atLeast;
     for (std::uint32_t i = 0; i < *count; ++i) {
         auto key = r.blob(kMaxNameKey);
         if (!key)
@@ -101,7 +109,8 @@ std::optional<NameReplyMsg> decodeNameReply(const std::string &s) {
     auto id = r.u64();
     auto status = r.u8();
     auto count = r.u32();
-    if (!id || !status || *status > kMaxStatus || !count || *count > kMaxNamesPerRequest)
+    if (!id || !status || *status > kMaxStatus || !count || *count > kMaxNamesPerRequest ||
+        (*status != 0 && *count != 0))
         return std::nullopt;
     m.id = *id;
     m.status = *status;

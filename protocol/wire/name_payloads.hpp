@@ -3,7 +3,9 @@
 // The payloads of the step's name service (hub/name_service.hpp) between a
 // node server and the hub: NameRequest (publish, lookup, unpublish for one
 // of the server's ranks) and NameReply. Strict decoders, bounded: a key is
-// at most PMIx's 511 characters, a value 1 MiB, a request 4096 keys.
+// at most PMIx's 511 characters, a value 1 MiB, a request 4096 keys; a
+// field that does not apply to the operation must be zero, and only a
+// successful reply carries entries.
 
 #include <cstdint>
 #include <optional>
@@ -26,6 +28,7 @@ struct NameRequestMsg {
     bool firstRead = false;       // publish
     bool wait = false;            // lookup
     std::uint32_t timeoutSec = 0; // a waiting lookup's; 0: until the step ends
+    std::uint32_t atLeast = 0;    // a waiting lookup's enough keys; 0: all
     std::vector<std::string> keys;
     std::vector<std::string> values; // publish: one per key
 };

@@ -19,7 +19,13 @@ NameEntry entry(const std::string &key, std::uint32_t rank, std::uint32_t node,
 NameLookup ask(std::uint64_t id, std::uint32_t rank, std::uint32_t node,
                std::vector<std::string> keys, bool wait = false, bool nodeOnly = false,
                std::uint64_t deadlineMs = 0) {
-    return NameLookup{id, node, rank, std::move(keys), nodeOnly, wait, deadlineMs};
+    return NameLookup{.id = id,
+                      .node = node,
+                      .rank = rank,
+                      .keys = std::move(keys),
+                      .nodeOnly = nodeOnly,
+                      .wait = wait,
+                      .deadlineMs = deadlineMs};
 }
 
 } // namespace
@@ -161,4 +167,66 @@ TEST(NameService, LimitsRefuseInsteadOfGrowing) {
     ASSERT_EQ(second.size(), 1u);
     EXPECT_EQ(second[0].status, NameStatus::TooMany);
     EXPECT_EQ(names.lookup(ask(3, 0, 0, {}))[0].status, NameStatus::Invalid);
+}
+
+TEST(NameService, AKeyNamedTwiceInOneLookupIsRefused) {
+    NameService names;
+    names.publish({entry("port", 0, 0, "v", NameScope::Step, true)});
+    auto got = names.lookup(ask(1, 0, 0, {"port", "port"}));
+    EXPECT_EQ(got.at(0).status, NameStatus::Invalid);
+    EXPECT_EQ(names.size(), 1u); // still there for a proper lookup
+    EXPECT_EQ(names.lookup(ask(2, 0, 0, {"port"}, true)).at(0).entries.size(), 1u);
+}
+
+TEST(NameService, AKeyIsUniqueOnlyWhereItsNamesWouldBeSeenTogether) {
+    NameService names;
+    // Each node its own "local" name, each rank its own "mine".
+    EXPECT_EQ(names.publish({entry("local", 0, 0, "node 0", NameScope::Node)}).status,
+              NameStatus::Ok);
+    EXPECT_EQ(names.publish({entry("local", 2, 1, "node 1", NameScope::Node)}).status,
+              NameStatus::Ok);
+    EXPECT_EQ(names.publish({entry("mine", 0, 0, "rank 0", NameScope::Publisher)}).status,
+              NameStatus::Ok);
+    EXPECT_EQ(names.publish({entry("mine", 2, 1, "rank 2", NameScope::Publisher)}).status,
+              NameStatus::Ok);
+    EXPECT_EQ(names.lookup(ask(1, 3, 1, {"local"})).at(0).entries.at(0).value, "node 1");
+    EXPECT_EQ(names.lookup(ask(2, 1, 0, {"local"})).at(0).entries.at(0).value, "node 0");
+    EXPECT_EQ(names.lookup(ask(3, 2, 1, {"mine"})).at(0).entries.at(0).value, "rank 2");
+    // Seen together: a step-wide name over them, or node 0's rank 1 taking
+    // a name of its own its node already has.
+    EXPECT_EQ(names.publish({entry("local", 5, 2, "all")}).status, NameStatus::Exists);
+    EXPECT_EQ(names.publish({entry("local", 1, 0, "r1", NameScope::Publisher)}).status,
+              NameStatus::Exists);
+    EXPECT_EQ(names.publish({entry("mine", 1, 0, "r1", NameScope::Publisher)}).status,
+              NameStatus::Ok);
+}
+
+TEST(NameService, UnpublishingANameOneDoesNotHoldIsNotFound) {
+    NameService names;
+    names.publish({entry("svc", 0, 0, "a")});
+    EXPECT_EQ(names.unpublish(1, {"svc"}), NameStatus::NotFound);
+    EXPECT_EQ(names.unpublish(0, {"other"}), NameStatus::NotFound);
+    EXPECT_EQ(names.unpublish(1, {}), NameStatus::Ok); // all of rank 1's: none, fine
+    EXPECT_EQ(names.unpublish(0, {"svc"}), NameStatus::Ok);
+}
+
+TEST(NameService, AWaitingLookupMayAskForSomeOfItsKeys) {
+    NameService names;
+    NameLookup two = ask(1, 0, 0, {"a", "b", "c"}, true);
+    two.atLeast = 2;
+    EXPECT_TRUE(names.lookup(two).empty());
+    EXPECT_TRUE(names.publish({entry("a", 1, 0, "1")}).completed.empty());
+    auto done = names.publish({entry("c", 1, 0, "3")}).completed;
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].entries.size(), 2u);
+}
+
+TEST(NameService, WaitingLookupsAreBoundedInBytesToo) {
+    NameService names(NameService::Limits{100, 1000, 100, 10});
+    EXPECT_TRUE(names.lookup(ask(1, 0, 0, {"0123456789"}, true)).empty());
+    auto refused = names.lookup(ask(2, 0, 0, {"x"}, true));
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_EQ(refused[0].status, NameStatus::TooMany);
+    // Another node has its own budget.
+    EXPECT_TRUE(names.lookup(ask(3, 1, 1, {"x"}, true)).empty());
 }

@@ -78,6 +78,18 @@ public:
         // As if this node were the only one to contribute.
         done(PMIX_SUCCESS, std::move(data));
     }
+    void barrier(const std::string &label, std::vector<std::uint32_t> nodes,
+                 DataReply done) override {
+        {
+            std::lock_guard lock(mutex_);
+            barriers_.push_back({label, nodes});
+        }
+        done(PMIX_SUCCESS, {});
+    }
+    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> barriers() {
+        std::lock_guard lock(mutex_);
+        return barriers_;
+    }
     void directModex(std::uint32_t rank, DataReply done) override {
         {
             std::lock_guard lock(mutex_);
@@ -119,8 +131,11 @@ public:
                 reply.status =
                     static_cast<std::uint8_t>(nameService_.unpublish(request.rank, request.keys));
             } else {
-                auto answers = nameService_.lookup(
-                    {request.id, 1, request.rank, request.keys, request.scope != 0, false, 0});
+                auto answers = nameService_.lookup({.id = request.id,
+                                                    .node = 1,
+                                                    .rank = request.rank,
+                                                    .keys = request.keys,
+                                                    .nodeOnly = request.scope != 0});
                 reply.status = static_cast<std::uint8_t>(answers.at(0).status);
                 for (const auto &e : answers.at(0).entries)
                     reply.entries.push_back({e.key, e.rank, e.value});
@@ -135,6 +150,7 @@ public:
 
 private:
     hub::NameService nameService_;
+    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> barriers_;
     std::vector<wire::NameRequestMsg> nameRequests_;
     std::mutex mutex_;
     std::vector<Fence> fences_;
@@ -758,9 +774,7 @@ TEST_F(PmixHostTest, AFenceOfTheWholeJobSpansEveryNodeAndCarriesTheData) {
 TEST_F(PmixHostTest, AFenceOfSomeRanksSpansTheirNodes) {
     EXPECT_EQ(answer(4, "fence-with/0"), "ok");
     auto fences = shared().collective.fences();
-    // The profile client's queries fence nothing; the name clients' connect
-    // comes last.
-    ASSERT_EQ(shared().fencesBefore, 2u);
+    ASSERT_EQ(fences.size(), 2u);
     EXPECT_EQ(fences[1].nodes, (std::vector<std::uint32_t>{0, 1}));
     EXPECT_FALSE(fences[1].collect);
 }
@@ -920,10 +934,12 @@ TEST_F(PmixHostTest, ANameIsPublishedOnceUntilItsPublisherUnpublishesIt) {
 
 TEST_F(PmixHostTest, ConnectingRanksOfTheStepIsABarrierOfTheirNodes) {
     EXPECT_EQ(shared().nameAnswers[2]["connect-with/3"], "ok");
-    bool seen = false;
-    for (const auto &fence : shared().collective.fences())
-        seen = seen || (fence.nodes == std::vector<std::uint32_t>{1, 2} && !fence.collect);
-    EXPECT_TRUE(seen);
+    // Named by the processes it joins, so that it never meets a fence or
+    // another connect over the same nodes.
+    const auto barriers = shared().collective.barriers();
+    ASSERT_EQ(barriers.size(), 1u);
+    EXPECT_EQ(barriers[0].first, "connect 2,3");
+    EXPECT_EQ(barriers[0].second, (std::vector<std::uint32_t>{1, 2}));
 }
 
 TEST_F(PmixHostTest, ConnectingToAnotherStepIsRefusedAndSaysWhy) {
