@@ -32,6 +32,12 @@ class NamesCases:
     def test_accept_meets_connect_between_two_halves_of_the_step(self):
         self.assertEveryRank(self.run_step("accept"), "accept")
 
+    def test_pairs_on_the_same_nodes_connect_at_once_each_to_its_partner(self):
+        # Ranks 0,2 on n1 and 1,3 on n2: the pairs (0,1) and (2,3) connect
+        # over the same two nodes at the same time, in either order.
+        r = srun("-N", "2", "-n", "4", "--map-by", "node", self.program, "pairs", timeout=180)
+        self.assertEveryRank(r, "pairs")
+
     def test_accept_and_connect_with_several_ranks_a_node(self):
         r = srun("-N", "2", "-n", "4", "--map-by", "slot", self.program, "accept", timeout=180)
         self.assertEveryRank(r, "accept")

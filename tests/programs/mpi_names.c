@@ -13,6 +13,11 @@
  *                      and on rank 0 "accept-ms T": the slowest rank's
  *                      time from the port's lookup to the
  *                      intercommunicator (tests/bench/dynamic_processes.py).
+ *   mpi_names pairs    ranks 2k and 2k+1 meet by accept/connect, every
+ *                      pair at once and each through its own published
+ *                      port, so that connects over the same nodes run
+ *                      concurrently. Prints "rank R pairs ok" or
+ *                      "rank R pairs FAILED: why".
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -131,6 +136,53 @@ static int accept_connect(void) {
     return 0;
 }
 
+static int pairs(void) {
+    char service[64], port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm inter, merged;
+    int rc, sum = 0, merged_size = 0;
+    const int pair = rank / 2, partner = rank ^ 1;
+    if (partner >= size) {
+        printf("rank %d pairs ok\n", rank); /* the odd one out */
+        return 0;
+    }
+    snprintf(service, sizeof service, "stepmap-test-pair-%d", pair);
+    if (rank % 2 == 0) {
+        MPI_Open_port(MPI_INFO_NULL, port);
+        rc = MPI_Publish_name(service, MPI_INFO_NULL, port);
+        if (rc != MPI_SUCCESS)
+            return fail("pairs", "publish", rc);
+        rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+    } else {
+        for (int tries = 0; tries < 200; ++tries) {
+            if (MPI_Lookup_name(service, MPI_INFO_NULL, port) == MPI_SUCCESS)
+                break;
+            usleep(20000);
+        }
+        if (!port[0])
+            return fail("pairs", "the partner's port was never published", MPI_SUCCESS);
+        rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+    }
+    if (rc != MPI_SUCCESS)
+        return fail("pairs", rank % 2 == 0 ? "accept" : "connect", rc);
+    rc = MPI_Intercomm_merge(inter, rank % 2, &merged);
+    if (rc != MPI_SUCCESS)
+        return fail("pairs", "merge", rc);
+    MPI_Comm_size(merged, &merged_size);
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, merged);
+    if (merged_size != 2 || sum != rank + partner)
+        return fail("pairs", "the merged communicator is not the pair", MPI_SUCCESS);
+    MPI_Comm_free(&merged);
+    rc = MPI_Comm_disconnect(&inter);
+    if (rc != MPI_SUCCESS)
+        return fail("pairs", "disconnect", rc);
+    if (rank % 2 == 0) {
+        MPI_Unpublish_name(service, MPI_INFO_NULL, port);
+        MPI_Close_port(port);
+    }
+    printf("rank %d pairs ok\n", rank);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -142,6 +194,8 @@ int main(int argc, char **argv) {
     int failed;
     if (argc > 1 && strcmp(argv[1], "accept") == 0)
         failed = accept_connect();
+    else if (argc > 1 && strcmp(argv[1], "pairs") == 0)
+        failed = pairs();
     else
         failed = names();
     fflush(stdout);
