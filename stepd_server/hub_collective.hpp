@@ -36,6 +36,9 @@ public:
                  DataReply done) override {
         link_.barrier(label, std::move(nodes), std::move(done));
     }
+    void notice(std::uint32_t rank, std::string text) override {
+        link_.notice(rank, std::move(text));
+    }
     void names(wire::NameRequestMsg request, NameDone done) override {
         link_.names(std::move(request), std::move(done));
     }

@@ -144,7 +144,52 @@ bool keysFit(const std::vector<std::string> &keys) {
     return true;
 }
 
+// What a rank named, made safe for a terminal and a log line.
+std::string printable(const char *text, std::size_t limit = 200) {
+    std::string out;
+    for (std::size_t i = 0; text && text[i] && i < limit; ++i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+    }
+    return out;
+}
+
 } // namespace
+
+// PMIx progress thread.
+pmix_status_t PmixHost::spawnUpcall(const pmix_proc_t *proc, const pmix_info_t[], size_t,
+                                    const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t,
+                                    void *) {
+    try {
+        PmixHost *self = current();
+        if (!self || !proc || proc->rank >= self->config_.plan.ranks.size() ||
+            self->config_.plan.ranks[proc->rank].node != self->config_.nodeIndex)
+            return PMIX_ERR_BAD_PARAM;
+        std::size_t processes = 0;
+        for (size_t i = 0; i < napps; ++i)
+            processes += apps[i].maxprocs > 0 ? static_cast<std::size_t>(apps[i].maxprocs) : 0;
+        std::string what = napps ? printable(apps[0].cmd) : std::string("nothing");
+        if (napps > 1)
+            what += " and " + std::to_string(napps - 1) + " more programs";
+        const std::string text =
+            "MPI_Comm_spawn (PMIx_Spawn) of " + what + ", " + std::to_string(processes) +
+            (processes == 1 ? " process" : " processes") +
+            ": stepmap does not start spawned processes yet, so the spawn fails "
+            "(MPI_ERR_SPAWN); to spawn, run the program with mpirun inside the allocation "
+            "(salloc ... mpirun ...)";
+        logError("rank " + std::to_string(proc->rank) + ": " + text);
+        const std::uint32_t rank = proc->rank;
+        self->inbox_.post([self, rank, text] {
+            if (self->collective_)
+                self->collective_->notice(rank, text);
+        });
+        // Not SUCCESS: the library answers the rank at once and never
+        // expects the callback.
+        return PMIX_ERR_NOT_SUPPORTED;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
 
 bool PmixHost::askNames(const pmix_proc_t *proc, wire::NameRequestMsg request,
                         StepCollective::NameDone done) {

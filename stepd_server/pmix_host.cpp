@@ -154,6 +154,7 @@ Expected<void> PmixHost::start() {
         m.unpublish = unpublishUpcall;
         m.connect = connectUpcall;
         m.disconnect = disconnectUpcall;
+        m.spawn = spawnUpcall;
         return m;
     }();
     const std::string &node = config_.plan.nodes[config_.nodeIndex].name;

@@ -42,6 +42,8 @@ public:
                          DataReply done) = 0;
     virtual void directModex(std::uint32_t rank, DataReply done) = 0;
     virtual void abort(std::uint32_t rank, int status, std::string message) = 0;
+    // A line for srun's terminal about rank.
+    virtual void notice(std::uint32_t rank, std::string text) = 0;
     // The step's name service (publish, lookup, unpublish); done gets the
     // hub's reply, or nothing if the hub is gone.
     using NameDone = std::function<void(std::optional<wire::NameReplyMsg>)>;
@@ -100,6 +102,11 @@ private:
     static pmix_status_t connectUpcall(const pmix_proc_t procs[], size_t nprocs,
                                        const pmix_info_t info[], size_t ninfo,
                                        pmix_op_cbfunc_t cbfunc, void *cbdata);
+    // PMIx_Spawn (MPI_Comm_spawn): refused for now, saying so on srun's
+    // terminal and in the log.
+    static pmix_status_t spawnUpcall(const pmix_proc_t *proc, const pmix_info_t jobInfo[],
+                                     size_t ninfo, const pmix_app_t apps[], size_t napps,
+                                     pmix_spawn_cbfunc_t cbfunc, void *cbdata);
     static pmix_status_t disconnectUpcall(const pmix_proc_t procs[], size_t nprocs,
                                           const pmix_info_t info[], size_t ninfo,
                                           pmix_op_cbfunc_t cbfunc, void *cbdata);

@@ -313,6 +313,10 @@ void HubLink::fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, st
                                      collect ? std::move(data) : std::string()}));
 }
 
+void HubLink::notice(std::uint32_t rank, std::string text) {
+    send(MessageType::Notice, wire::encode(wire::NoticeMsg{rank, std::move(text)}));
+}
+
 void HubLink::barrier(const std::string &label, std::vector<std::uint32_t> nodes, DataReply done) {
     if (nodes.size() == 1 && nodes[0] == settings_.nodeIndex) {
         done(statuses_.success, {});

@@ -85,6 +85,9 @@ public:
     void barrier(const std::string &label, std::vector<std::uint32_t> nodes, DataReply done);
     void directModex(std::uint32_t rank, DataReply done);
     void abort(std::uint32_t rank, int status, std::string message);
+    // A line for srun's terminal about rank (what it asked for that the
+    // step does not serve, and why).
+    void notice(std::uint32_t rank, std::string text);
     // A rank of this node ended with a non-zero status (slurmstepd says so):
     // srun exits with the first such status, as mpirun does.
     void rankExited(std::uint32_t rank, int status);

@@ -105,6 +105,7 @@ struct RendezvousHub::State {
     // The step's published names (MPI_Publish_name, the ports of
     // MPI_Comm_accept/connect); waiting lookups expire with the sweep.
     NameService names;
+    std::map<std::uint32_t, unsigned> notices; // per server
 
     // Loop thread, after start.
     Expected<void> listen();
@@ -291,6 +292,16 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
     case MessageType::NameRequest:
         onNameRequest(node, c, f);
         return;
+    case MessageType::Notice: {
+        auto m = wire::decodeNotice(f.payload);
+        if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node) {
+            c.close("malformed notice");
+            return;
+        }
+        if (++notices[node] <= kMaxNoticesPerServer && events.onNotice)
+            events.onNotice(m->rank, m->text);
+        return;
+    }
     case MessageType::Timeline: {
         auto marks = timeline::decodeEvents(f.payload);
         if (!marks) {

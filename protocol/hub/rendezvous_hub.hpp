@@ -39,10 +39,18 @@ public:
         // served, and if not why (the profile rendezvous). Hub thread.
         std::function<void(std::uint32_t node, bool usable, const std::string &reason)>
             onProfileState;
+        // A rank asked for something the step does not serve, and its
+        // server says what and why (at most kMaxNoticesPerServer each).
+        // Hub thread.
+        std::function<void(std::uint32_t rank, const std::string &text)> onNotice;
         // A server's exchange counters as it leaves (srun -v). Hub thread.
         std::function<void(std::uint32_t node, const timeline::ExchangeCounters &counters)>
             onExchange;
     };
+
+    // Notices a server may send; more are counted, not passed on, so that
+    // a rank cannot flood srun's terminal.
+    static constexpr unsigned kMaxNoticesPerServer = 16;
 
     struct Settings {
         // Where to listen: the address the node servers use to reach srun.

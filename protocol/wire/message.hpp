@@ -34,6 +34,9 @@ enum class MessageType : std::uint8_t {
     // The step's name service (wire/name_payloads.hpp, hub/name_service.hpp):
     NameRequest = 20, // server -> hub: publish, lookup or unpublish for one of its ranks
     NameReply = 21,   // hub -> server: the request's status and what a lookup found
+    // server -> hub: what a rank asked for and why it was refused, for
+    // srun's terminal (NoticeMsg; e.g. PMIx_Spawn, not served yet).
+    Notice = 22,
 };
 
 constexpr std::size_t kNonceSize = 16;

@@ -289,4 +289,17 @@ decodeRecords(const std::string &records, std::uint32_t count, std::uint32_t nod
     return out;
 }
 
+std::string encode(const NoticeMsg &m) {
+    return encodeFields(m.rank, m.text.substr(0, kMaxNoticeText));
+}
+
+std::optional<NoticeMsg> decodeNotice(const std::string &s) {
+    auto r = reader(s);
+    auto rank = r.u32();
+    auto text = r.blob(kMaxNoticeText);
+    if (!rank || !text || !r.atEnd())
+        return std::nullopt;
+    return NoticeMsg{*rank, std::move(*text)};
+}
+
 } // namespace stepmap::wire

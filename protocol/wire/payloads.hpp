@@ -42,6 +42,13 @@ struct AbortMsg {
     std::string message;
 };
 
+// A line for srun's terminal about one of the sender's ranks.
+constexpr std::size_t kMaxNoticeText = 1024;
+struct NoticeMsg {
+    std::uint32_t rank = 0;
+    std::string text;
+};
+
 struct ShutdownMsg {
     std::int32_t status = 0;
     std::string reason;
@@ -115,6 +122,7 @@ std::string encode(const DmodexRequestMsg &);
 std::string encode(const DmodexResponseMsg &);
 std::string encode(const AbortMsg &);
 std::string encode(const ShutdownMsg &);
+std::string encode(const NoticeMsg &);
 
 std::optional<FenceMsg> decodeFence(const std::string &);
 std::optional<FenceDoneMsg> decodeFenceDone(const std::string &);
@@ -122,5 +130,6 @@ std::optional<DmodexRequestMsg> decodeDmodexRequest(const std::string &);
 std::optional<DmodexResponseMsg> decodeDmodexResponse(const std::string &);
 std::optional<AbortMsg> decodeAbort(const std::string &);
 std::optional<ShutdownMsg> decodeShutdown(const std::string &);
+std::optional<NoticeMsg> decodeNotice(const std::string &);
 
 } // namespace stepmap::wire

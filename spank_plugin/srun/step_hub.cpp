@@ -27,6 +27,9 @@ RendezvousHub::Events StepHub::events() {
                  std::to_string(status) + (msg.empty() ? "" : ": " + msg) + "; ending the step");
         slurm_release::killJobStep(jobId, stepId, SIGKILL);
     };
+    events.onNotice = [](std::uint32_t rank, const std::string &text) {
+        logError("rank " + std::to_string(rank) + ": " + text);
+    };
     events.onTimeline = [this](std::uint32_t node, std::vector<timeline::Event> marks) {
         std::lock_guard<std::mutex> lock(timelinesMutex_);
         timelines_[node] = std::move(marks);

@@ -74,6 +74,10 @@ public:
             std::lock_guard lock(mutex_);
             timelines_[node] = std::move(marks);
         };
+        events.onNotice = [this](std::uint32_t rank, const std::string &text) {
+            std::lock_guard lock(mutex_);
+            hubSaw_.push_back("notice " + std::to_string(rank) + " " + text);
+        };
         events.onExchange = [this](std::uint32_t node, const timeline::ExchangeCounters &c) {
             std::lock_guard lock(mutex_);
             exchange_[node] = c;
@@ -742,4 +746,21 @@ TEST_F(HubLinkTest, PublishingAsAnotherNodesRankEndsTheLink) {
     ASSERT_TRUE(runUntil([&] { return done; }));
     EXPECT_FALSE(reply);
     EXPECT_TRUE(lost_.count(0));
+}
+
+// What a rank asked for that the step does not serve reaches srun's
+// terminal, at most kMaxNoticesPerServer lines from one server.
+TEST_F(HubLinkTest, NoticesReachSrunAndAreBoundedPerServer) {
+    FakeHost h0;
+    auto &a = link(0, h0);
+    a.connect();
+    for (int i = 0; i < 40; ++i)
+        a.notice(2, "spawn refused " + std::to_string(i));
+    const auto bound = hub::RendezvousHub::kMaxNoticesPerServer;
+    ASSERT_TRUE(runUntil([&] { return hubSaw().size() >= bound; }));
+    runUntil([] { return false; }, 1); // more would have arrived by now
+    const auto saw = hubSaw();
+    ASSERT_EQ(saw.size(), bound);
+    EXPECT_EQ(saw[0], "notice 2 spawn refused 0");
+    EXPECT_TRUE(lost_.empty());
 }

@@ -97,6 +97,14 @@ public:
         }
         done(PMIX_ERR_NOT_FOUND, {});
     }
+    void notice(std::uint32_t rank, std::string text) override {
+        std::lock_guard lock(mutex_);
+        notices_.push_back(std::to_string(rank) + " " + text);
+    }
+    std::vector<std::string> notices() {
+        std::lock_guard lock(mutex_);
+        return notices_;
+    }
     void abort(std::uint32_t rank, int status, std::string message) override {
         std::lock_guard lock(mutex_);
         aborts_.push_back(std::to_string(rank) + " " + std::to_string(status) + " " + message);
@@ -150,6 +158,7 @@ public:
 
 private:
     hub::NameService nameService_;
+    std::vector<std::string> notices_;
     std::vector<std::pair<std::string, std::vector<std::uint32_t>>> barriers_;
     std::vector<wire::NameRequestMsg> nameRequests_;
     std::mutex mutex_;
@@ -472,8 +481,8 @@ protected:
              {"publish/svc/port-1", "publish-int/count/42", "publish/svc/again", "lookup/count",
               "unpublish/svc"}},
             {2,
-             {"lookup/svc", "lookup/count", "publish/svc/port-2", "connect-with/3",
-              "connect-other"}},
+             {"lookup/svc", "lookup/count", "publish/svc/port-2", "connect-with/3", "connect-other",
+              "spawn/3"}},
             {4, {"lookup/svc"}},
         };
         test::CapturedStderr log;
@@ -946,6 +955,21 @@ TEST_F(PmixHostTest, ConnectingToAnotherStepIsRefusedAndSaysWhy) {
     EXPECT_EQ(shared().nameAnswers[2]["connect-other"], "!NOT-SUPPORTED");
     EXPECT_NE(shared().loggedNames.find("PMIx_Connect with processes of namespace another.step, "
                                         "not this step's"),
+              std::string::npos)
+        << shared().loggedNames;
+}
+
+// Until spawned processes are started, MPI_Comm_spawn fails at once, with
+// the reason on srun's terminal (a notice through the hub) and in the log.
+TEST_F(PmixHostTest, ASpawnIsRefusedWithItsReasonForSrunsTerminal) {
+    EXPECT_EQ(shared().nameAnswers[2]["spawn/3"], "!NOT-SUPPORTED");
+    const auto notices = shared().collective.notices();
+    ASSERT_EQ(notices.size(), 1u);
+    EXPECT_EQ(notices[0], "2 MPI_Comm_spawn (PMIx_Spawn) of /bin/true, 3 processes: stepmap does "
+                          "not start spawned processes yet, so the spawn fails (MPI_ERR_SPAWN); "
+                          "to spawn, run the program with mpirun inside the allocation "
+                          "(salloc ... mpirun ...)");
+    EXPECT_NE(shared().loggedNames.find("rank 2: MPI_Comm_spawn (PMIx_Spawn) of /bin/true"),
               std::string::npos)
         << shared().loggedNames;
 }

@@ -18,6 +18,7 @@
 //   unpublish/K  PMIx_Unpublish of K
 //   connect-with/R     PMIx_Connect of this rank and rank R
 //   connect-other      PMIx_Connect with a process of another namespace
+//   spawn/N      PMIx_Spawn of N copies of /bin/true
 // The first line is "me=<rank>".
 
 #include <pmix.h>
@@ -205,6 +206,17 @@ std::string connectWith(const char *nspace, pmix_rank_t rank) {
     return status(PMIx_Connect(procs, 2, nullptr, 0));
 }
 
+std::string spawn(int copies) {
+    pmix_app_t app;
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup("/bin/true");
+    app.maxprocs = copies;
+    char child[PMIX_MAX_NSLEN + 1] = "";
+    pmix_status_t rc = PMIx_Spawn(nullptr, 0, &app, 1, child);
+    PMIX_APP_DESTRUCT(&app);
+    return status(rc);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -232,6 +244,8 @@ int main(int argc, char **argv) {
             result = unpublish(arg.substr(10));
         else if (arg.rfind("connect-with/", 0) == 0)
             result = connectWith(me.nspace, static_cast<pmix_rank_t>(std::stoul(arg.substr(13))));
+        else if (arg.rfind("spawn/", 0) == 0)
+            result = spawn(std::stoi(arg.substr(6)));
         else if (arg == "connect-other")
             result = connectWith("another.step", 0);
         else if (arg == "abort")
