@@ -3,6 +3,7 @@
 #include "client_admission.hpp"
 #include "hosts/hostlist.hpp"
 #include "hwloc_handles.hpp"
+#include "plan/process_mapping.hpp"
 #include "pmix_info_list.hpp"
 #include "served_profile_info.hpp"
 #include "server_log.hpp"
@@ -270,6 +271,9 @@ void addJobInfo(InfoList &job, const StepConfig &config, const std::vector<std::
     job.addU32(PMIX_JOB_NUM_APPS, apps);
     job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
     job.addString(PMIX_NODE_LIST, nodeList(plan));
+    // As Slurm's mpi/pmix gives it: PMI-2 shims find their node's ranks in
+    // it. A few triples for regular layouts, one string for all clients.
+    job.addString(PMIX_ANL_MAP, processMapping(plan));
     job.addString(PMIX_TMPDIR, clientTmpdir(config));
     job.addString(PMIX_NSDIR, clientTmpdir(config));
     job.addBool(PMIX_TDIR_RMCLEAN, true);

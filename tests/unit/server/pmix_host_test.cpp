@@ -536,7 +536,7 @@ protected:
         std::vector<std::string> q;
         for (const char *key :
              {PMIX_JOBID, PMIX_UNIV_SIZE, PMIX_JOB_SIZE, PMIX_MAX_PROCS, PMIX_JOB_NUM_APPS,
-              PMIX_NUM_NODES, PMIX_NODE_LIST, PMIX_TMPDIR, PMIX_NSDIR})
+              PMIX_NUM_NODES, PMIX_NODE_LIST, PMIX_ANL_MAP, PMIX_TMPDIR, PMIX_NSDIR})
             q.push_back(std::string("*/") + key);
         for (const char *key : {PMIX_LOCAL_SIZE, PMIX_LOCAL_PEERS, PMIX_LOCALLDR, PMIX_NODEID})
             q.push_back(std::string("node/") + key);
@@ -678,6 +678,9 @@ TEST_F(PmixHostTest, JobData) {
     expectAll(std::string("*/") + PMIX_JOB_NUM_APPS, "2");
     expectAll(std::string("*/") + PMIX_NUM_NODES, "3");
     expectAll(std::string("*/") + PMIX_NODE_LIST, "n1,n2,n3");
+    // Ranks 0..6 on nodes 0,1,1,2,1,0,2, as Slurm's mpi/pmix would write it.
+    expectAll(std::string("*/") + PMIX_ANL_MAP,
+              "(vector,(0,1,1),(1,1,2),(2,1,1),(1,1,1),(0,1,1),(2,1,1))");
     expectAll(std::string("*/") + PMIX_TMPDIR, shared().config.tmpdir);
     expectAll(std::string("*/") + PMIX_NSDIR, shared().config.tmpdir);
 }
