@@ -14,13 +14,17 @@ namespace stepmap::plugin {
 
 namespace {
 
-bool seconds(const std::string &text, int &out) {
+bool number(const std::string &text, int low, int high, int &out) {
     int v = 0;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || p != text.data() + text.size() || v < 1 || v > 86400)
+    if (ec != std::errc() || p != text.data() + text.size() || v < low || v > high)
         return false;
     out = v;
     return true;
+}
+
+bool seconds(const std::string &text, int &out) {
+    return number(text, 1, 86400, out);
 }
 
 // "BASE-END" (pinned_ports.hpp's form), above the privileged ports.
@@ -144,6 +148,14 @@ constexpr PlugstackSetting kPlugstackSettings[] = {
                                 "must be a range of TCP ports BASE-END within 1024-65535, "
                                 "e.g. modex_ports=24000-25999");
          s.c.modexPorts = value;
+         return {};
+     }},
+    {"fence_fanout",
+     [](const char *key, const std::string &value, Settings &s) -> Expected<void> {
+         if (!number(value, 0, 1024, s.c.fenceFanOut))
+             return badArgument(key, value,
+                                "must be a number of children per node server from 0 (every "
+                                "fence through srun) to 1024, e.g. fence_fanout=16");
          return {};
      }},
 };

@@ -35,6 +35,9 @@ struct SiteConfig {
     // below Linux's ephemeral ports (32768-60999), which outgoing
     // connections take at random.
     std::string modexPorts = "24000-25999";
+    // Whole-step fences run over a tree of node servers with this fan-out
+    // (Slurm's mpi.conf PMIxFanout); 0: every fence through srun's hub.
+    int fenceFanOut = 16;
     // The site policy file (config=FILE); its settings above are merged in.
     SitePolicy policy;
 };

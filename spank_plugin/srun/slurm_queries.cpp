@@ -153,6 +153,7 @@ hub::RendezvousHub::Settings hubSettings(const SiteConfig &site) {
     hub::RendezvousHub::Settings s;
     s.host = site.hubAddress;
     s.connectDeadlineSec = site.serverStartTimeoutSec;
+    s.fenceFanOut = static_cast<std::uint32_t>(site.fenceFanOut);
     if (slurm_conf_t *conf = slurm_release::loadControllerConf()) {
         if (conf->srun_port_range && conf->srun_port_range[0] > 0 &&
             conf->srun_port_range[1] >= conf->srun_port_range[0]) {

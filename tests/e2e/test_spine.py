@@ -114,6 +114,21 @@ class SpineTest(cluster.StepTestCase):
                          MPI_HELLO])
         self.assertRanksOn(r, ["n1"] * 4 + ["n2"] * 2 + ["n3"] * 2 + ["n4"] * 2)
 
+    def test_every_fence_fan_out_a_site_sets_gives_the_same_results(self):
+        # fence_fanout=1: the four servers in a chain, three of them taking
+        # a child; 16: the first takes the three others; 0: every fence
+        # through srun's hub, nobody takes children.
+        for fanout, parents in (("1", 3), ("0", 0), ("16", 1)):
+            with cluster.plugstack(cluster.with_plugin_arguments(f"fence_fanout={fanout}")):
+                r = srun("-v", "-n", "8", "--map-by", "node", MPI_HELLO)
+            self.assertRanksOn(r, ["n1", "n2", "n3", "n4"] * 2)
+            self.assertRegex(r.stderr, r"fence 1: last node in", f"fence_fanout={fanout}")
+            logs = cluster.server_logs(hello_ranks(r.stdout)[0][2])
+            self.assertEqual(len(logs), 4, logs)
+            taking = [node for node, text in logs.items()
+                      if "taking its fence tree children" in text]
+            self.assertEqual(len(taking), parents, f"fence_fanout={fanout}: {taking}")
+
     def test_the_demo_runs_what_it_says(self):
         # contrib/demo.sh is a newcomer's first command: each of its sruns
         # runs its MPI program, except one the line before announces as

@@ -16,12 +16,14 @@ TEST(SiteConfig, Defaults) {
     EXPECT_TRUE(c->logDir.empty());
     EXPECT_TRUE(c->profile.empty());
     EXPECT_EQ(c->modexPorts, "24000-25999");
+    EXPECT_EQ(c->fenceFanOut, 16);
 }
 
 TEST(SiteConfig, ValuesOverrideDefaults) {
     auto c = parseSiteConfig({"server=/opt/s", "tmpdir=/var/tmp", "dmodex_timeout=5",
                               "hub_address=10.0.0.1", "log_dir=/var/log/stepmap",
-                              "profile=/etc/slurm/stepmap-profile.yaml", "modex_ports=50000-50127"},
+                              "profile=/etc/slurm/stepmap-profile.yaml", "modex_ports=50000-50127",
+                              "fence_fanout=0"},
                              "/x");
     ASSERT_TRUE(c) << c.error().message;
     EXPECT_EQ(c->server, "/opt/s");
@@ -31,6 +33,7 @@ TEST(SiteConfig, ValuesOverrideDefaults) {
     EXPECT_EQ(c->logDir, "/var/log/stepmap");
     EXPECT_EQ(c->profile, "/etc/slurm/stepmap-profile.yaml");
     EXPECT_EQ(c->modexPorts, "50000-50127");
+    EXPECT_EQ(c->fenceFanOut, 0);
 }
 
 TEST(SiteConfig, ClientsAreAuthenticatedThroughMungeUnlessTheSiteSaysOtherwise) {
@@ -49,7 +52,14 @@ TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
     for (const auto &tc : std::vector<Case>{
              {"colour=blue", "unknown plugstack.conf argument 'colour' (value 'blue'); known: "
                              "server, config, tmpdir, log_dir, hub_address, client_auth, "
-                             "dmodex_timeout, server_start_timeout, profile, modex_ports"},
+                             "dmodex_timeout, server_start_timeout, profile, modex_ports, "
+                             "fence_fanout"},
+             {"fence_fanout=1025", "plugstack.conf argument fence_fanout='1025' must be a number "
+                                   "of children per node server from 0 (every fence through "
+                                   "srun) to 1024, e.g. fence_fanout=16"},
+             {"fence_fanout=-1", "plugstack.conf argument fence_fanout='-1' must be a number "
+                                 "of children per node server from 0 (every fence through "
+                                 "srun) to 1024, e.g. fence_fanout=16"},
              {"profile=profile.yaml", "plugstack.conf argument profile='profile.yaml' must be an "
                                       "absolute path"},
              {"modex_ports=41000", "plugstack.conf argument modex_ports='41000' must be a range "
