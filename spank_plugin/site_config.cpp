@@ -5,8 +5,10 @@
 
 #include "modexless/pinned_ports.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -25,6 +27,35 @@ bool number(const std::string &text, int low, int high, int &out) {
 
 bool seconds(const std::string &text, int &out) {
     return number(text, 1, 86400, out);
+}
+
+bool variableName(std::string_view name) {
+    if (name.empty() || name.size() > 128 || (name[0] >= '0' && name[0] <= '9'))
+        return false;
+    for (char c : name)
+        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9')))
+            return false;
+    return true;
+}
+
+// "NAME=VALUE;NAME=VALUE" (mpi.conf's PMIxEnv form), at most 64 of them.
+std::optional<std::vector<std::pair<std::string, std::string>>>
+taskVariables(std::string_view text) {
+    std::vector<std::pair<std::string, std::string>> out;
+    while (!text.empty()) {
+        const std::size_t end = std::min(text.find(';'), text.size());
+        const std::string_view item = text.substr(0, end);
+        const std::size_t eq = item.find('=');
+        if (eq == std::string_view::npos || !variableName(item.substr(0, eq)) ||
+            item.size() - eq - 1 > 4096 || out.size() == 64)
+            return std::nullopt;
+        out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+        text.remove_prefix(std::min(end + 1, text.size()));
+    }
+    if (out.empty())
+        return std::nullopt;
+    return out;
 }
 
 // "BASE-END" (pinned_ports.hpp's form), above the privileged ports.
@@ -156,6 +187,17 @@ constexpr PlugstackSetting kPlugstackSettings[] = {
              return badArgument(key, value,
                                 "must be a number of children per node server from 0 (every "
                                 "fence through srun) to 1024, e.g. fence_fanout=16");
+         return {};
+     }},
+    {"task_env",
+     [](const char *key, const std::string &value, Settings &s) -> Expected<void> {
+         auto variables = taskVariables(value);
+         if (!variables)
+             return badArgument(key, value,
+                                "must be NAME=VALUE pairs joined by ';' (at most 64, names of "
+                                "letters, digits and '_'), e.g. task_env=UCX_TLS=rc,sm;"
+                                "PMIX_MCA_gds=hash");
+         s.c.taskEnv = std::move(*variables);
          return {};
      }},
 };

@@ -38,6 +38,9 @@ struct SiteConfig {
     // Whole-step fences run over a tree of node servers with this fan-out
     // (Slurm's mpi.conf PMIxFanout); 0: every fence through srun's hub.
     int fenceFanOut = 16;
+    // Set in every task of a step stepmap serves, before the PMIx
+    // variables (which win): task_env=NAME=VALUE;... (mpi.conf's PMIxEnv).
+    std::vector<std::pair<std::string, std::string>> taskEnv;
     // The site policy file (config=FILE); its settings above are merged in.
     SitePolicy policy;
 };

@@ -10,7 +10,7 @@ namespace stepmap::plugin {
 inline constexpr const char *kSiteKeys[] = {
     "server",      "config",      "tmpdir",         "log_dir",
     "hub_address", "client_auth", "dmodex_timeout", "server_start_timeout",
-    "profile",     "modex_ports", "fence_fanout",
+    "profile",     "modex_ports", "fence_fanout",   "task_env",
 };
 namespace detail {
 

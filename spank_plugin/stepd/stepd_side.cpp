@@ -437,6 +437,10 @@ int StepdSide::taskInit(spank_t sp) {
         }
         vars = &it->second;
     }
+    // The site's variables first (task_env=), so that PMIx's own win.
+    for (const auto &[key, value] : site_.taskEnv)
+        if (spank_setenv(sp, key.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
+            return -1;
     for (auto &[key, value] : *vars)
         if (spank_setenv(sp, key.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
             return -1;

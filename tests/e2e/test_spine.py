@@ -129,6 +129,20 @@ class SpineTest(cluster.StepTestCase):
                       if "taking its fence tree children" in text]
             self.assertEqual(len(taking), parents, f"fence_fanout={fanout}: {taking}")
 
+    def test_the_sites_task_variables_reach_the_tasks_of_served_steps_only(self):
+        site = "task_env=STEPMAP_E2E_SITE=from-site;PMIX_RANK=site"
+        with cluster.plugstack(cluster.with_plugin_arguments(site)):
+            served = srun("-n", "2", "--map-by", "node", "/usr/bin/env")
+            plain = srun("-n", "1", "/usr/bin/env")
+        self.assertEqual(served.returncode, 0, served.stderr)
+        self.assertEqual(served.stdout.count("STEPMAP_E2E_SITE=from-site\n"), 2, served.stdout)
+        # PMIx's own variables win over the site's.
+        self.assertIn("PMIX_RANK=0\n", served.stdout)
+        self.assertIn("PMIX_RANK=1\n", served.stdout)
+        self.assertNotIn("PMIX_RANK=site", served.stdout)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertNotIn("STEPMAP_E2E_SITE", plain.stdout)
+
     def test_the_demo_runs_what_it_says(self):
         # contrib/demo.sh is a newcomer's first command: each of its sruns
         # runs its MPI program, except one the line before announces as

@@ -23,7 +23,7 @@ TEST(SiteConfig, ValuesOverrideDefaults) {
     auto c = parseSiteConfig({"server=/opt/s", "tmpdir=/var/tmp", "dmodex_timeout=5",
                               "hub_address=10.0.0.1", "log_dir=/var/log/stepmap",
                               "profile=/etc/slurm/stepmap-profile.yaml", "modex_ports=50000-50127",
-                              "fence_fanout=0"},
+                              "fence_fanout=0", "task_env=A=1;B_2=x=y;C="},
                              "/x");
     ASSERT_TRUE(c) << c.error().message;
     EXPECT_EQ(c->server, "/opt/s");
@@ -34,6 +34,8 @@ TEST(SiteConfig, ValuesOverrideDefaults) {
     EXPECT_EQ(c->profile, "/etc/slurm/stepmap-profile.yaml");
     EXPECT_EQ(c->modexPorts, "50000-50127");
     EXPECT_EQ(c->fenceFanOut, 0);
+    using Vars = std::vector<std::pair<std::string, std::string>>;
+    EXPECT_EQ(c->taskEnv, (Vars{{"A", "1"}, {"B_2", "x=y"}, {"C", ""}}));
 }
 
 TEST(SiteConfig, ClientsAreAuthenticatedThroughMungeUnlessTheSiteSaysOtherwise) {
@@ -53,7 +55,14 @@ TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
              {"colour=blue", "unknown plugstack.conf argument 'colour' (value 'blue'); known: "
                              "server, config, tmpdir, log_dir, hub_address, client_auth, "
                              "dmodex_timeout, server_start_timeout, profile, modex_ports, "
-                             "fence_fanout"},
+                             "fence_fanout, task_env"},
+             {"task_env=1X=2", "plugstack.conf argument task_env='1X=2' must be NAME=VALUE "
+                               "pairs joined by ';' (at most 64, names of letters, digits and "
+                               "'_'), e.g. task_env=UCX_TLS=rc,sm;PMIX_MCA_gds=hash"},
+             {"task_env=NOVALUE", "plugstack.conf argument task_env='NOVALUE' must be "
+                                  "NAME=VALUE pairs joined by ';' (at most 64, names of "
+                                  "letters, digits and '_'), e.g. "
+                                  "task_env=UCX_TLS=rc,sm;PMIX_MCA_gds=hash"},
              {"fence_fanout=1025", "plugstack.conf argument fence_fanout='1025' must be a number "
                                    "of children per node server from 0 (every fence through "
                                    "srun) to 1024, e.g. fence_fanout=16"},
