@@ -189,6 +189,13 @@ constexpr PlugstackSetting kPlugstackSettings[] = {
                                 "fence through srun) to 1024, e.g. fence_fanout=16");
          return {};
      }},
+    {"fence_timeout",
+     [](const char *key, const std::string &value, Settings &s) -> Expected<void> {
+         if (!number(value, 0, 86400, s.c.fenceTimeoutSec))
+             return badArgument(key, value,
+                                "must be seconds between 1 and 86400, or 0 for no deadline");
+         return {};
+     }},
     {"task_env",
      [](const char *key, const std::string &value, Settings &s) -> Expected<void> {
          auto variables = taskVariables(value);

@@ -38,6 +38,10 @@ struct SiteConfig {
     // Whole-step fences run over a tree of node servers with this fan-out
     // (Slurm's mpi.conf PMIxFanout); 0: every fence through srun's hub.
     int fenceFanOut = 16;
+    // A fence that has not completed this long after a node entered it
+    // ends the step, naming the nodes that never entered it (mpi.conf's
+    // PMIxTimeout); 0: fences wait as long as the step.
+    int fenceTimeoutSec = 300;
     // Set in every task of a step stepmap serves, before the PMIx
     // variables (which win): task_env=NAME=VALUE;... (mpi.conf's PMIxEnv).
     std::vector<std::pair<std::string, std::string>> taskEnv;

@@ -10,7 +10,8 @@ namespace stepmap::plugin {
 inline constexpr const char *kSiteKeys[] = {
     "server",      "config",      "tmpdir",         "log_dir",
     "hub_address", "client_auth", "dmodex_timeout", "server_start_timeout",
-    "profile",     "modex_ports", "fence_fanout",   "task_env",
+    "profile",     "modex_ports", "fence_fanout",   "fence_timeout",
+    "task_env",
 };
 namespace detail {
 

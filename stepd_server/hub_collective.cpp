@@ -16,6 +16,7 @@ hub::HubLink::Settings linkSettings(const StepConfig &c, timeline::Recorder mark
     s.nodeIndex = c.nodeIndex;
     s.nodeCount = static_cast<std::uint32_t>(c.plan.nodes.size());
     s.dmodexTimeoutSec = c.dmodexTimeoutSec;
+    s.fenceTimeoutSec = c.fenceTimeoutSec;
     s.timeline = std::move(marks);
     return s;
 }

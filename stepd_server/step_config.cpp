@@ -34,6 +34,7 @@ Expected<Arguments> readArguments(int argc, char **argv) {
                                   "--watch-pid",
                                   "--launched-at",
                                   "--dmodex-timeout",
+                                  "--fence-timeout",
                                   "--step-cores",
                                   "--topology-xml",
                                   "--client-auth",
@@ -81,6 +82,11 @@ Expected<void> readOptionalArguments(Arguments &args, StepConfig &c) {
         if (!toInt(args["--dmodex-timeout"], 1, 86400, v))
             return UserError{"bad --dmodex-timeout '" + args["--dmodex-timeout"] + "'"};
         c.dmodexTimeoutSec = static_cast<int>(v);
+    }
+    if (args.count("--fence-timeout")) {
+        if (!toInt(args["--fence-timeout"], 0, 86400, v))
+            return UserError{"bad --fence-timeout '" + args["--fence-timeout"] + "'"};
+        c.fenceTimeoutSec = static_cast<int>(v);
     }
     if (args.count("--client-auth")) {
         c.clientAuth = args["--client-auth"];

@@ -32,6 +32,8 @@ struct StepConfig {
     int watchPid = 0;                // slurmstepd: the server leaves when it is gone
     std::int64_t launchedAtUsec = 0; // when slurmstepd began starting it (wall clock), 0 unknown
     int dmodexTimeoutSec = 60;
+    int fenceTimeoutSec = 0; // 0: fences wait as long as the step
+
     std::string clientAuth = "munge";   // PMIx psec: munge or native
     LogLevel logLevel = LogLevel::Info; // the site's log.level
     std::string stepCores;   // Slurm's cores of the step here ("0-1"), hwloc logical order

@@ -3,6 +3,8 @@
 #include "protocol/wire/payloads.hpp"
 #include "protocol/wire/profile_payloads.hpp"
 
+#include <charconv>
+
 namespace stepmap::hub {
 
 using wire::MessageType;
@@ -111,6 +113,8 @@ bool HubLink::handle(wire::Frame &f) {
         return onProfileVerdict(f);
     case MessageType::NameReply:
         return onNameReply(f);
+    case MessageType::FenceQuery:
+        return onFenceQuery(f);
     case MessageType::DmodexResponse: {
         auto m = wire::decodeDmodexResponse(f.payload);
         if (!m) {
@@ -268,6 +272,8 @@ void HubLink::fence(std::vector<std::uint32_t> nodes, bool collect, std::string 
     const bool overNetwork = !(nodes.size() == 1 && nodes[0] == settings_.nodeIndex);
     if (overNetwork && collect)
         counted_.bytesSent += data.size();
+    if (overNetwork)
+        reply = watchFence(nodes, std::move(reply));
     DataReply done = [this, seq, overNetwork, collect,
                       reply = std::move(reply)](int status, std::string bytes) {
         timeline_.record(timeline::Mark::FenceDone, seq);
@@ -311,6 +317,60 @@ void HubLink::fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, st
     send(MessageType::Fence,
          wire::encode(wire::FenceMsg{id, std::move(nodes), collect,
                                      collect ? std::move(data) : std::string()}));
+}
+
+namespace {
+
+std::string nodesKey(const std::vector<std::uint32_t> &nodes) {
+    std::string key;
+    for (auto n : nodes)
+        key += std::to_string(n) + ",";
+    return key;
+}
+
+} // namespace
+
+DataReply HubLink::watchFence(const std::vector<std::uint32_t> &nodes, DataReply done) {
+    const std::string key = nodesKey(nodes);
+    const std::string id = key + "#" + std::to_string(fencesEntered_[key]++);
+    if (settings_.fenceTimeoutSec <= 0)
+        return done;
+    const std::uint64_t watch = nextWatch_++;
+    FenceWatch &w = fenceWatches_[watch];
+    w.link = this;
+    w.id = id;
+    w.timer = uvnet::makeTimer(loop_);
+    w.timer->data = &w; // a map entry stays where it is until erased
+    uv_timer_start(
+        w.timer.get(),
+        [](uv_timer_t *t) {
+            auto *fw = static_cast<FenceWatch *>(t->data);
+            fw->link->host_.log("fence " + fw->id + " has not completed in " +
+                                std::to_string(fw->link->settings_.fenceTimeoutSec) +
+                                " s; asking srun which nodes never entered it");
+            fw->link->send(MessageType::FenceStuck, wire::encode(wire::FenceProbeMsg{fw->id}));
+        },
+        static_cast<std::uint64_t>(settings_.fenceTimeoutSec) * 1000, 0);
+    return [this, watch, done = std::move(done)](int status, std::string bytes) {
+        fenceWatches_.erase(watch);
+        done(status, std::move(bytes));
+    };
+}
+
+bool HubLink::onFenceQuery(const wire::Frame &f) {
+    auto m = wire::decodeFenceProbe(f.payload);
+    const std::size_t hash = m ? m->fenceId.rfind('#') : std::string::npos;
+    std::uint64_t count = 0;
+    if (hash == std::string::npos ||
+        std::from_chars(m->fenceId.data() + hash + 1, m->fenceId.data() + m->fenceId.size(), count)
+                .ptr != m->fenceId.data() + m->fenceId.size()) {
+        conn_->close("malformed fence query");
+        return false;
+    }
+    auto it = fencesEntered_.find(m->fenceId.substr(0, hash));
+    const bool entered = it != fencesEntered_.end() && it->second > count;
+    send(MessageType::FenceEntered, wire::encode(wire::FenceProbeMsg{m->fenceId, entered}));
+    return true;
 }
 
 void HubLink::notice(std::uint32_t rank, std::string text) {

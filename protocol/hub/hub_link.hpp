@@ -51,6 +51,10 @@ public:
         std::uint32_t nodeIndex = 0;
         std::uint32_t nodeCount = 1; // the plan's
         int dmodexTimeoutSec = 60;
+        // A fence that has not completed this long after this node entered
+        // it is reported to the hub, which names the nodes that never
+        // entered it and ends the step; 0: fences wait as long as the step.
+        int fenceTimeoutSec = 0;
         // Until the first join, a connection the hub drops before the
         // handshake (it makes room when flooded) is tried again this long.
         int joinRetryMs = 30000;
@@ -134,6 +138,10 @@ private:
     bool onFenceDone(const wire::Frame &f);
     bool onDmodexRequest(const wire::Frame &f);
     bool onProfileVerdict(const wire::Frame &f);
+    bool onFenceQuery(const wire::Frame &f);
+    // Names the fence the way every node of it does (FenceProbeMsg) and
+    // watches it for the fence deadline; done cancels the watch.
+    DataReply watchFence(const std::vector<std::uint32_t> &nodes, DataReply done);
     bool onNameReply(const wire::Frame &f);
     void send(wire::MessageType type, std::string payload);
     void failAll(const std::string &why);
@@ -164,6 +172,16 @@ private:
     std::vector<HeldFence> held_; // until the welcome
     std::uint64_t nextModexId_ = 1;
     std::map<std::uint64_t, PendingModex> modex_;
+    // Fences entered per node set (FenceProbeMsg's names), and the
+    // deadline timers of those not complete.
+    std::map<std::string, std::uint64_t> fencesEntered_;
+    struct FenceWatch {
+        HubLink *link = nullptr;
+        std::string id;
+        uvnet::UvHandlePtr<uv_timer_t> timer;
+    };
+    std::uint64_t nextWatch_ = 1;
+    std::map<std::uint64_t, FenceWatch> fenceWatches_;
     std::uint64_t nextNameId_ = 1;
     std::map<std::uint64_t, NameDone> names_;
     // For the per-step log at exit.

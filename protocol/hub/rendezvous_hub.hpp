@@ -88,6 +88,11 @@ public:
         // The profile rendezvous waits this long after the first server's
         // say for the others; a server silent by then is withheld.
         int profileDeadlineMs = 5000;
+        // The servers' fence deadline (HubLink::Settings::fenceTimeoutSec),
+        // for the message that names the nodes a fence waited for.
+        int fenceTimeoutSec = 0;
+        // The plan's node names, for messages (else "node index N").
+        std::vector<std::string> nodeNames;
     };
 
     // nodeOfRank: the plan's node index per rank; servers run on the nodes

@@ -37,6 +37,13 @@ enum class MessageType : std::uint8_t {
     // server -> hub: what a rank asked for and why it was refused, for
     // srun's terminal (NoticeMsg; e.g. PMIx_Spawn, not served yet).
     Notice = 22,
+    // The fence deadline (FenceProbeMsg): a server whose fence outlived it
+    // tells the hub (FenceStuck); the hub asks every node of that fence
+    // whether it entered it (FenceQuery) and names those that did not
+    // (FenceEntered answers).
+    FenceStuck = 23,
+    FenceQuery = 24,
+    FenceEntered = 25,
 };
 
 constexpr std::size_t kNonceSize = 16;

@@ -302,4 +302,18 @@ std::optional<NoticeMsg> decodeNotice(const std::string &s) {
     return NoticeMsg{*rank, std::move(*text)};
 }
 
+std::string encode(const FenceProbeMsg &m) {
+    return encodeFields(m.fenceId.substr(0, kMaxId), m.entered);
+}
+
+std::optional<FenceProbeMsg> decodeFenceProbe(const std::string &s) {
+    auto r = reader(s);
+    FenceProbeMsg m;
+    auto id = r.blob(kMaxId);
+    if (!id || !get(r, m.entered) || !r.atEnd())
+        return std::nullopt;
+    m.fenceId = std::move(*id);
+    return m;
+}
+
 } // namespace stepmap::wire

@@ -49,6 +49,13 @@ struct NoticeMsg {
     std::string text;
 };
 
+// A fence as every node names it: its nodes ("0,1,3,") and its count
+// among the fences over them ("0,1,3,#2").
+struct FenceProbeMsg {
+    std::string fenceId;
+    bool entered = false; // FenceEntered only
+};
+
 struct ShutdownMsg {
     std::int32_t status = 0;
     std::string reason;
@@ -123,6 +130,7 @@ std::string encode(const DmodexResponseMsg &);
 std::string encode(const AbortMsg &);
 std::string encode(const ShutdownMsg &);
 std::string encode(const NoticeMsg &);
+std::string encode(const FenceProbeMsg &);
 
 std::optional<FenceMsg> decodeFence(const std::string &);
 std::optional<FenceDoneMsg> decodeFenceDone(const std::string &);
@@ -131,5 +139,6 @@ std::optional<DmodexResponseMsg> decodeDmodexResponse(const std::string &);
 std::optional<AbortMsg> decodeAbort(const std::string &);
 std::optional<ShutdownMsg> decodeShutdown(const std::string &);
 std::optional<NoticeMsg> decodeNotice(const std::string &);
+std::optional<FenceProbeMsg> decodeFenceProbe(const std::string &);
 
 } // namespace stepmap::wire

@@ -154,6 +154,7 @@ hub::RendezvousHub::Settings hubSettings(const SiteConfig &site) {
     s.host = site.hubAddress;
     s.connectDeadlineSec = site.serverStartTimeoutSec;
     s.fenceFanOut = static_cast<std::uint32_t>(site.fenceFanOut);
+    s.fenceTimeoutSec = site.fenceTimeoutSec;
     if (slurm_conf_t *conf = slurm_release::loadControllerConf()) {
         if (conf->srun_port_range && conf->srun_port_range[0] > 0 &&
             conf->srun_port_range[1] >= conf->srun_port_range[0]) {

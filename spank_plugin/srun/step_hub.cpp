@@ -79,9 +79,11 @@ std::unique_ptr<StepHub> StepHub::start(const Step &step) {
     for (auto &r : plan.ranks)
         nodeOfRank.push_back(r.node);
     std::string secret = wire::generateSecretHex();
+    RendezvousHub::Settings settings = hubSettings(*step.site);
+    for (const auto &node : plan.nodes)
+        settings.nodeNames.push_back(node.name);
     auto hub = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan.nodes.size()),
-                                    *wire::decodeSecretHex(secret), self->events(),
-                                    hubSettings(*step.site));
+                                    *wire::decodeSecretHex(secret), self->events(), settings);
     if (!hub) {
         logError(hub.error().message +
                  " (set hub_address= in plugstack.conf to the address the nodes use "

@@ -129,6 +129,20 @@ class SpineTest(cluster.StepTestCase):
                       if "taking its fence tree children" in text]
             self.assertEqual(len(taking), parents, f"fence_fanout={fanout}: {taking}")
 
+    def test_a_fence_past_the_sites_deadline_ends_the_step_naming_the_node_it_waits_for(self):
+        # Rank 5 (on n2) reaches MPI_Init 8 s late; the others wait in its
+        # exchange, which fence_timeout=2 gives 2 s.
+        with cluster.plugstack(cluster.with_plugin_arguments("fence_timeout=2")):
+            started = time.monotonic()
+            r = srun("-n", "8", "--map-by", "node", cluster.MPI_EXCHANGE, "ring", "late", "5",
+                     "8000", timeout=60)
+            took = time.monotonic() - started
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("a fence of 4 nodes did not complete in 2 s (fence_timeout=): n2 has not "
+                      "entered it", r.stderr)
+        self.assertNotIn("ring ok", r.stdout)
+        self.assertLess(took, 8, "the step waited for the late rank")
+
     def test_the_sites_task_variables_reach_the_tasks_of_served_steps_only(self):
         site = "task_env=STEPMAP_E2E_SITE=from-site;PMIX_RANK=site"
         with cluster.plugstack(cluster.with_plugin_arguments(site)):

@@ -97,6 +97,7 @@ const Check kChecks[] = {
     [](const std::string &p) { roundTrip(wire::decodeNameRequest(p), p); },
     [](const std::string &p) { roundTrip(wire::decodeNameReply(p), p); },
     [](const std::string &p) { roundTrip(wire::decodeNotice(p), p); },
+    [](const std::string &p) { roundTrip(wire::decodeFenceProbe(p), p); },
 };
 
 } // namespace

@@ -17,6 +17,7 @@ TEST(SiteConfig, Defaults) {
     EXPECT_TRUE(c->profile.empty());
     EXPECT_EQ(c->modexPorts, "24000-25999");
     EXPECT_EQ(c->fenceFanOut, 16);
+    EXPECT_EQ(c->fenceTimeoutSec, 300);
 }
 
 TEST(SiteConfig, ValuesOverrideDefaults) {
@@ -55,7 +56,9 @@ TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
              {"colour=blue", "unknown plugstack.conf argument 'colour' (value 'blue'); known: "
                              "server, config, tmpdir, log_dir, hub_address, client_auth, "
                              "dmodex_timeout, server_start_timeout, profile, modex_ports, "
-                             "fence_fanout, task_env"},
+                             "fence_fanout, fence_timeout, task_env"},
+             {"fence_timeout=1d", "plugstack.conf argument fence_timeout='1d' must be seconds "
+                                  "between 1 and 86400, or 0 for no deadline"},
              {"task_env=1X=2", "plugstack.conf argument task_env='1X=2' must be NAME=VALUE "
                                "pairs joined by ';' (at most 64, names of letters, digits and "
                                "'_'), e.g. task_env=UCX_TLS=rc,sm;PMIX_MCA_gds=hash"},

@@ -74,6 +74,10 @@ public:
             std::lock_guard lock(mutex_);
             timelines_[node] = std::move(marks);
         };
+        events.onFailure = [this](const std::string &why) {
+            std::lock_guard lock(mutex_);
+            hubSaw_.push_back("failure " + why);
+        };
         events.onNotice = [this](std::uint32_t rank, const std::string &text) {
             std::lock_guard lock(mutex_);
             hubSaw_.push_back("notice " + std::to_string(rank) + " " + text);
@@ -97,6 +101,8 @@ public:
         s.host = "127.0.0.1";
         s.fenceFanOut = fanOut;
         s.profileDeadlineMs = profileDeadlineMs;
+        s.fenceTimeoutSec = fenceTimeoutSec_;
+        s.nodeNames = nodeNames_;
         auto started = hub::RendezvousHub::start(nodeOfRank, nodeCount, secret_, events_, s);
         ASSERT_TRUE(started) << started.error().message;
         hub_ = std::move(started).value();
@@ -116,6 +122,7 @@ public:
         s.secret = secret_;
         s.nodeIndex = node;
         s.dmodexTimeoutSec = 1;
+        s.fenceTimeoutSec = fenceTimeoutSec_;
         s.nodeCount = nodeCount_;
         return s;
     }
@@ -150,6 +157,8 @@ public:
         return hubSaw_;
     }
 
+    int fenceTimeoutSec_ = 0;
+    std::vector<std::string> nodeNames_;
     uv_loop_t loop_{};
     std::string secret_;
     hub::RendezvousHub::Events events_;
@@ -763,4 +772,58 @@ TEST_F(HubLinkTest, NoticesReachSrunAndAreBoundedPerServer) {
     ASSERT_EQ(saw.size(), bound);
     EXPECT_EQ(saw[0], "notice 2 spawn refused 0");
     EXPECT_TRUE(lost_.empty());
+}
+
+// A fence that outlives the deadline ends the step, naming the nodes that
+// never entered it; the nodes that did are not named.
+TEST_F(HubLinkTest, AFenceOutlivingTheDeadlineNamesTheNodesThatNeverEnteredIt) {
+    fenceTimeoutSec_ = 1;
+    nodeNames_ = {"n1", "n2", "n3"};
+    startHub({0, 1, 2}, 3, 16); // the tree: whole-step fences never pass the hub
+    FakeHost h0, h1, h2;
+    auto &a = link(0, h0);
+    auto &b = link(1, h1);
+    link(2, h2).connect(); // joined, but its ranks never reach the fence
+    a.connect();
+    b.connect();
+    Outcome first, second;
+    a.fence({0, 1, 2}, false, {}, first.reply());
+    b.fence({0, 1, 2}, false, {}, second.reply());
+    auto failed = [&] {
+        for (const auto &line : hubSaw())
+            if (line.rfind("failure ", 0) == 0)
+                return true;
+        return false;
+    };
+    ASSERT_TRUE(runUntil(failed, 10));
+    std::string failure;
+    for (const auto &line : hubSaw())
+        if (line.rfind("failure ", 0) == 0)
+            failure = line;
+    EXPECT_EQ(failure, "failure a fence of 3 nodes did not complete in 1 s (fence_timeout=): n3 "
+                       "has not entered it (a rank there has not reached MPI_Init's exchange "
+                       "or the fence, e.g. MPI_Barrier, the others wait in)");
+    bool told = false;
+    for (const auto &line : h0.lines)
+        told = told || line.find("has not completed in 1 s; asking srun which nodes never "
+                                 "entered it") != std::string::npos;
+    EXPECT_TRUE(told);
+    links_.clear(); // their fences fail now, logging to the hosts of this test
+}
+
+TEST_F(HubLinkTest, AFenceThatCompletesInTimeEndsNothing) {
+    fenceTimeoutSec_ = 1;
+    startHub({0, 1}, 2, 16);
+    FakeHost h0, h1;
+    auto &a = link(0, h0);
+    auto &b = link(1, h1);
+    a.connect();
+    b.connect();
+    Outcome first, second;
+    a.fence({0, 1}, false, {}, first.reply());
+    b.fence({0, 1}, false, {}, second.reply());
+    ASSERT_TRUE(runUntil([&] { return first.status && second.status; }));
+    runUntil([] { return false; }, 2); // past the deadline
+    for (const auto &line : hubSaw())
+        EXPECT_NE(line.rfind("failure ", 0), 0u) << line;
 }
