@@ -1,5 +1,6 @@
 #include "protocol/hub/rendezvous_hub.hpp"
 
+#include "protocol/hub/fence_probes.hpp"
 #include "protocol/hub/handshake_gate.hpp"
 #include "protocol/hub/name_service.hpp"
 #include "protocol/hub/tree_shape.hpp"
@@ -19,7 +20,6 @@
 #include <uv.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -107,14 +107,8 @@ struct RendezvousHub::State {
     // MPI_Comm_accept/connect); waiting lookups expire with the sweep.
     NameService names;
     std::map<std::uint32_t, unsigned> notices; // per server
-    // Fences a server said outlived the deadline: which of their nodes
-    // have yet to say whether they entered them, and those that did not.
-    struct FenceProbe {
-        std::set<std::uint32_t> waiting;
-        std::vector<std::uint32_t> absent;
-        std::size_t nodes = 0;
-    };
-    std::map<std::string, FenceProbe> fenceProbes;
+    // Fences a server said outlived the deadline (hub/fence_probes.hpp).
+    std::unique_ptr<FenceProbes> fenceProbes;
 
     // Loop thread, after start.
     Expected<void> listen();
@@ -138,8 +132,6 @@ struct RendezvousHub::State {
     void sendNameAnswer(const NameAnswer &answer);
     void onFenceStuck(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onFenceEntered(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void concludeProbe(const std::string &id, FenceProbe &probe);
-    std::string nodeName(std::uint32_t node) const;
     void expireNames();
     void sendProfileVerdict();
     void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
@@ -533,63 +525,24 @@ void RendezvousHub::State::expireNames() {
         sendNameAnswer(answer);
 }
 
-std::string RendezvousHub::State::nodeName(std::uint32_t node) const {
-    return node < settings.nodeNames.size() ? settings.nodeNames[node]
-                                            : "node index " + std::to_string(node);
-}
-
-namespace {
-
-// The nodes of a fence from its name ("0,1,3,#2"), sorted and below
-// nodeCount; nothing if the name is not one.
-std::optional<std::vector<std::uint32_t>> fenceNodes(const std::string &id,
-                                                     std::uint32_t nodeCount) {
-    const std::size_t hash = id.rfind('#');
-    if (hash == std::string::npos || hash == 0)
-        return std::nullopt;
-    std::vector<std::uint32_t> nodes;
-    std::size_t at = 0;
-    while (at < hash) {
-        const std::size_t comma = id.find(',', at);
-        if (comma == std::string::npos || comma > hash)
-            return std::nullopt;
-        std::uint32_t n = 0;
-        auto [end, ec] = std::from_chars(id.data() + at, id.data() + comma, n);
-        if (ec != std::errc() || end != id.data() + comma || n >= nodeCount ||
-            (!nodes.empty() && n <= nodes.back()))
-            return std::nullopt;
-        nodes.push_back(n);
-        at = comma + 1;
-    }
-    return nodes;
-}
-
-} // namespace
-
 void RendezvousHub::State::onFenceStuck(std::uint32_t node, uvnet::FrameConnection &c,
                                         const wire::Frame &f) {
     auto m = wire::decodeFenceProbe(f.payload);
     const std::uint32_t bound = serverNodes.empty() ? 0 : *serverNodes.rbegin() + 1;
     auto nodes = m ? fenceNodes(m->fenceId, bound) : std::nullopt;
+    // A server reports only a fence of its own.
     if (!nodes || !std::binary_search(nodes->begin(), nodes->end(), node)) {
         c.close("malformed fence report");
         return;
     }
-    // One probe a fence; a server can have at most its open fences stuck.
-    if (fenceProbes.count(m->fenceId) || fenceProbes.size() >= settings.maxOpenFencesPerServer)
-        return;
-    FenceProbe &probe = fenceProbes[m->fenceId];
-    probe.nodes = nodes->size();
-    for (std::uint32_t n : *nodes) {
-        if (servers.count(n)) {
-            probe.waiting.insert(n);
-            sendTo(n, MessageType::FenceQuery, wire::encode(wire::FenceProbeMsg{m->fenceId}));
-        } else {
-            probe.absent.push_back(n);
-        }
-    }
-    if (probe.waiting.empty())
-        concludeProbe(m->fenceId, probe);
+    std::set<std::uint32_t> joined;
+    for (const auto &[n, conn] : servers)
+        joined.insert(n);
+    auto start = fenceProbes->stuck(m->fenceId, *nodes, joined);
+    for (std::uint32_t n : start.ask)
+        sendTo(n, MessageType::FenceQuery, wire::encode(wire::FenceProbeMsg{m->fenceId}));
+    if (start.verdict)
+        fail(*start.verdict);
 }
 
 void RendezvousHub::State::onFenceEntered(std::uint32_t node, uvnet::FrameConnection &c,
@@ -599,32 +552,8 @@ void RendezvousHub::State::onFenceEntered(std::uint32_t node, uvnet::FrameConnec
         c.close("malformed fence answer");
         return;
     }
-    auto it = fenceProbes.find(m->fenceId);
-    if (it == fenceProbes.end() || !it->second.waiting.erase(node))
-        return; // not asked, or asked already
-    if (!m->entered)
-        it->second.absent.push_back(node);
-    if (it->second.waiting.empty())
-        concludeProbe(m->fenceId, it->second);
-}
-
-void RendezvousHub::State::concludeProbe(const std::string &id, FenceProbe &probe) {
-    std::sort(probe.absent.begin(), probe.absent.end());
-    std::string who;
-    for (std::size_t i = 0; i < probe.absent.size() && i < 8; ++i)
-        who += (i ? ", " : "") + nodeName(probe.absent[i]);
-    if (probe.absent.size() > 8)
-        who += " and " + std::to_string(probe.absent.size() - 8) + " more";
-    const std::string fence = "a fence of " + std::to_string(probe.nodes) +
-                              (probe.nodes == 1 ? " node" : " nodes") + " did not complete in " +
-                              std::to_string(settings.fenceTimeoutSec) + " s (fence_timeout=)";
-    if (probe.absent.empty())
-        fail(fence + ": every node entered it, yet it did not complete between them");
-    else
-        fail(fence + ": " + who + (probe.absent.size() == 1 ? " has" : " have") +
-             " not entered it (a rank there has not reached MPI_Init's exchange or the "
-             "fence, e.g. MPI_Barrier, the others wait in)");
-    (void)id;
+    if (auto verdict = fenceProbes->answer(m->fenceId, node, m->entered))
+        fail(*verdict);
 }
 
 void RendezvousHub::State::onRankExit(std::uint32_t node, uvnet::FrameConnection &c,
@@ -948,6 +877,8 @@ Expected<std::unique_ptr<RendezvousHub>> RendezvousHub::start(std::vector<std::u
     gs.user = getuid() == 0 ? std::nullopt : std::optional<uid_t>(getuid());
     gs.where = "srun's rendezvous";
     st->gate = std::make_unique<HandshakeGate>(std::move(gs));
+    st->fenceProbes = std::make_unique<FenceProbes>(settings.nodeNames, settings.fenceTimeoutSec,
+                                                    settings.maxOpenFencesPerServer);
 
     uv_loop_init(&st->loop);
     if (auto listening = st->listen(); !listening) {
