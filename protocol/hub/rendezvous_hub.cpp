@@ -131,6 +131,7 @@ struct RendezvousHub::State {
     void onNameRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void sendNameAnswer(const NameAnswer &answer);
     void onFenceStuck(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onNotice(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onFenceEntered(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void expireNames();
     void sendProfileVerdict();
@@ -303,16 +304,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
     case MessageType::FenceEntered:
         onFenceEntered(node, c, f);
         return;
-    case MessageType::Notice: {
-        auto m = wire::decodeNotice(f.payload);
-        if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node) {
-            c.close("malformed notice");
-            return;
-        }
-        if (++notices[node] <= kMaxNoticesPerServer && events.onNotice)
-            events.onNotice(m->rank, m->text);
+    case MessageType::Notice:
+        onNotice(node, c, f);
         return;
-    }
     case MessageType::Timeline: {
         auto marks = timeline::decodeEvents(f.payload);
         if (!marks) {
@@ -523,6 +517,17 @@ void RendezvousHub::State::sendNameAnswer(const NameAnswer &answer) {
 void RendezvousHub::State::expireNames() {
     for (const NameAnswer &answer : names.expire(uv_now(&loop)))
         sendNameAnswer(answer);
+}
+
+void RendezvousHub::State::onNotice(std::uint32_t node, uvnet::FrameConnection &c,
+                                    const wire::Frame &f) {
+    auto m = wire::decodeNotice(f.payload);
+    if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node) {
+        c.close("malformed notice");
+        return;
+    }
+    if (++notices[node] <= kMaxNoticesPerServer && events.onNotice)
+        events.onNotice(m->rank, m->text);
 }
 
 void RendezvousHub::State::onFenceStuck(std::uint32_t node, uvnet::FrameConnection &c,
