@@ -496,4 +496,39 @@ Expected<AllocationRequest> allocationRequestFor(
     return r;
 }
 
+OverbookAsk overbookOverPool(AllocationRequest request,
+                             const std::vector<std::pair<std::string, int>> &pool) {
+    if (request.minNodes || request.maxNodes || pool.empty())
+        return {std::move(request), ""};
+    long cpus = 0;
+    for (const auto &[name, count] : pool)
+        cpus += count;
+    const long needed =
+        static_cast<long>(request.tasks.value_or(1)) * request.cpusPerTask.value_or(1);
+    const std::string processes = std::to_string(request.tasks.value_or(1)) +
+                                  (request.tasks.value_or(1) == 1 ? " process" : " processes");
+    if (needed <= cpus) {
+        request.overcommit = false;
+        request.spread = true;
+        return {std::move(request), "--overbook: " + processes + " fit the " +
+                                        std::to_string(cpus) +
+                                        " CPUs of the nodes it may use; asked Slurm for them "
+                                        "without overbooking"};
+    }
+    std::vector<std::string> names;
+    for (const auto &[name, count] : pool)
+        names.push_back(name);
+    request.requiredNodes = names;
+    request.minNodes = request.maxNodes = static_cast<int>(pool.size());
+    if (request.sharing == AllocationRequest::Sharing::Default)
+        request.sharing = AllocationRequest::Sharing::Exclusive;
+    request.overcommit = true;
+    request.spread = false;
+    return {std::move(request),
+            "--overbook: " + processes + " for the " + std::to_string(cpus) + " CPUs of " +
+                compressHostlist(names) +
+                ": asked Slurm for every one of those nodes, whole, to spread them evenly over "
+                "all their CPUs"};
+}
+
 } // namespace stepmap::plugin

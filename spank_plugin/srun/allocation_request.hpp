@@ -66,6 +66,22 @@ Expected<AllocationRequest> allocationRequestFor(
     const SrunCommandLine &cmd, const std::map<std::string, std::string> &environment,
     const AllocationShape &shape, const std::string &program, const NodeFileReader &readNodeFile);
 
+// --overbook when srun asks Slurm for the job (ParaStation: "every CPU
+// gets k or k+1 processes" of the node list): pool, the usable nodes it
+// may use (name, CPUs; in the partition, not excluded, the named ones when
+// the user named some). Processes that fit the pool's CPUs are asked for
+// without overbooking; more ask for every node of the pool, whole (its
+// CPUs, as PSI_OVERBOOK enforces PSI_EXCLUSIVE), so the placement spreads
+// them over all of its CPUs. Unchanged when the user gave -N, or for an
+// empty pool. note: what was asked and why, for srun -v ("" when nothing
+// changed).
+struct OverbookAsk {
+    AllocationRequest request;
+    std::string note;
+};
+OverbookAsk overbookOverPool(AllocationRequest request,
+                             const std::vector<std::pair<std::string, int>> &pool);
+
 // The srun input variables allocationRequestFor reads (to collect them).
 const std::vector<std::string> &allocationVariables();
 

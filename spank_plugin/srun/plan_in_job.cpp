@@ -30,6 +30,7 @@ Expected<PlanOutcome> planInJob(const SrunInput &input, const WrittenRequest &wr
         return counted.error();
     const SrunTaskCount taskCount = counted.value();
     NodeTable table; // Slurm's node table, loaded only when needed
+    std::vector<std::string> allocationNotes;
 
     Allocation alloc;
     const JobToRunIn job = jobToRunIn(cmd, input.environment);
@@ -57,6 +58,7 @@ Expected<PlanOutcome> planInJob(const SrunInput &input, const WrittenRequest &wr
         if (!granted->allocation)
             return granted->allocation.error();
         alloc = std::move(granted->allocation.value());
+        allocationNotes = std::move(granted->notes);
         req = keepExclusionsOfGrantedNodes(std::move(granted->request), alloc);
     }
     // A job stepmap asked for was shaped by -N, -w, -x already: the step is all of it.
@@ -84,7 +86,9 @@ Expected<PlanOutcome> planInJob(const SrunInput &input, const WrittenRequest &wr
     auto planned = planStep(std::move(req), std::move(alloc), rules, policy);
     if (!planned)
         return planned.error();
-    return PlanOutcome{std::move(planned.value()), std::move(built->psiNotes)};
+    std::vector<std::string> notes = std::move(built->psiNotes);
+    notes.insert(notes.end(), allocationNotes.begin(), allocationNotes.end());
+    return PlanOutcome{std::move(planned.value()), std::move(notes)};
 }
 
 } // namespace stepmap::plugin

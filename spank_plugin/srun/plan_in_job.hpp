@@ -25,7 +25,7 @@ struct OwnJob {
 
 struct PlanOutcome {
     PlannedStep step;
-    std::vector<std::string> psiNotes;
+    std::vector<std::string> verboseNotes; // for srun -v (ServedStep's)
 };
 
 // The plan for srun's step. `own` receives the job stepmap asked Slurm

@@ -96,6 +96,37 @@ Expected<NodePool> poolIndicesAsNames(const NodePool &pool, const node_info_msg_
     return named;
 }
 
+// The usable nodes --overbook may spread over when srun asks Slurm for
+// the job: in the request's partition (any, when it names none), not
+// excluded, and only the named ones when it names some; with their CPUs.
+std::vector<std::pair<std::string, int>> overbookPool(const node_info_msg_t &table,
+                                                      const AllocationRequest &request) {
+    auto listed = [](const std::vector<std::string> &names, const char *name) {
+        return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    std::vector<std::pair<std::string, int>> pool;
+    for (uint32_t i = 0; i < table.record_count; ++i) {
+        const node_info_t &n = table.node_array[i];
+        if (!n.name)
+            continue;
+        const uint32_t base = n.node_state & NODE_STATE_BASE;
+        if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE ||
+            (n.node_state & NODE_STATE_DRAIN))
+            continue;
+        if (!request.partition.empty()) {
+            const std::string partitions =
+                std::string(",") + (n.partitions ? n.partitions : "") + ",";
+            if (partitions.find("," + request.partition + ",") == std::string::npos)
+                continue;
+        }
+        if (listed(request.excludedNodes, n.name) ||
+            (!request.requiredNodes.empty() && !listed(request.requiredNodes, n.name)))
+            continue;
+        pool.emplace_back(n.name, static_cast<int>(n.cpus));
+    }
+    return pool;
+}
+
 // Each allocated node's model from Slurm: its shape (sockets, cores,
 // threads) and the CPUs this job holds there (all of them when srun makes
 // its own allocation). Nodes alike share one model.
@@ -209,13 +240,24 @@ Expected<GrantedJob> requestJob(PlanRequest request, const SrunCommandLine &cmd,
                                      [](const std::string &path) { return readBoundedFile(path); });
     if (!areq)
         return areq.error();
+    std::vector<std::string> notes;
+    if (request.overbook) {
+        if (auto loaded = loadNodeTableOnce(table); !loaded)
+            return loaded.error();
+        auto pool = overbookPool(*table, areq.value());
+        auto ask = overbookOverPool(std::move(areq.value()), pool);
+        areq = std::move(ask.request);
+        if (!ask.note.empty())
+            notes.push_back(std::move(ask.note));
+    }
     const auto asked = std::chrono::steady_clock::now();
     auto granted = JobAllocation::request(areq.value());
     const double allocationMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count();
     if (!granted)
         return granted.error();
-    GrantedJob job{std::move(granted.value()), allocationMs, std::move(request), UserError{""}};
+    GrantedJob job{std::move(granted.value()), allocationMs, std::move(request), UserError{""},
+                   std::move(notes)};
     auto a = allocationFromSlurm(job.job->nodeList(), job.job->cpusPerNode());
     if (!a)
         job.allocation = UserError{"cannot read job " + std::to_string(job.job->jobId()) +

@@ -46,6 +46,7 @@ struct GrantedJob {
     double allocationMs = 0; // request to grant
     PlanRequest request;     // with PSI_NODES named
     Expected<Allocation> allocation;
+    std::vector<std::string> notes; // what srun -v says of the request
 };
 Expected<GrantedJob> requestJob(PlanRequest request, const SrunCommandLine &cmd,
                                 const SrunEnvironment &environment, NodeTable &table);

@@ -126,7 +126,7 @@ ServedStep serveStep(const SrunInput &input, const SiteConfig &site, const Serve
     step.hostfile = std::move(hostfile.value());
     step.planMs = planMs;
     step.allocationMs = own.allocationMs;
-    step.psiNotes = std::move(outcome->psiNotes);
+    step.verboseNotes = std::move(outcome->verboseNotes);
     step.job = std::move(own.job);
     return step;
 }
@@ -207,7 +207,7 @@ void logPlanCost(const ServedStep &step) {
         std::snprintf(line, sizeof line, "planned %zu ranks on %zu nodes in %.3f ms",
                       step.plan.ranks.size(), step.plan.nodes.size(), step.planMs);
     logVerbose(line);
-    for (const std::string &note : step.psiNotes)
+    for (const std::string &note : step.verboseNotes)
         logVerbose(note);
 }
 

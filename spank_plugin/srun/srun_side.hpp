@@ -38,9 +38,10 @@ struct ServedStep {
     os::UniqueFd hostfile;   // srun has read it by init_post_opt
     double planMs = 0;       // srun-side cost, without the wait for the allocation
     double allocationMs = 0; // request to grant, when stepmap asked for the job
-    // PSI_* variables ignored because an option or an earlier one won;
-    // logged with the plan's cost once srun knows its verbosity.
-    std::vector<std::string> psiNotes;
+    // What srun -v says with the plan's cost once srun knows its
+    // verbosity: PSI_* variables ignored because an option or an earlier
+    // one won, and how --overbook shaped the job stepmap asked for.
+    std::vector<std::string> verboseNotes;
     // The job stepmap asked Slurm for, when srun had none; ended with srun.
     std::unique_ptr<JobAllocation> job;
     timeline::SrunMarks marks; // srun -v's breakdown of the critical path

@@ -115,6 +115,25 @@ class ParaStationTest(cluster.StepTestCase):
 
     # ---------------------------------------------------- the environment
 
+    def test_overbook_without_a_job_spreads_over_every_cpu_it_may_use(self):
+        # The README's and the demo's command (issue 28): n1 excluded, 10
+        # processes for the 6 CPUs of n2-n4: every CPU gets one or two, the
+        # extra ones to the first CPUs of the list, consecutive ranks on a
+        # node (notes/parastation.md); it used to put all ten on one node.
+        r = srun("-v", "--host", "!^n1", "--overbook", "-n", "10", MPI_HELLO)
+        self.assertRanksOn(r, ["n2"] * 4 + ["n3"] * 4 + ["n4"] * 2)
+        self.assertIn("--overbook: 10 processes for the 6 CPUs of n[2-4]: asked Slurm for every "
+                      "one of those nodes, whole", r.stderr)
+
+    def test_overbook_without_a_job_that_fits_is_not_overbooked(self):
+        r = srun("-v", "--overbook", "-n", "4", MPI_HELLO)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("--overbook: 4 processes fit the 8 CPUs of the nodes it may use; asked "
+                      "Slurm for them without overbooking", r.stderr)
+        self.assertEqual(len(hello_ranks(r.stdout)), 4, r.stdout + r.stderr)
+        for node, _size, _ns, _sum, shared in hello_ranks(r.stdout).values():
+            self.assertEqual(shared, 1, r.stdout)  # no rank shares its node's CPUs
+
     def test_psi_overbook(self):
         r = in_job("-n", "10", MPI_HELLO, extra_env={"PSI_OVERBOOK": "0"})
         self.assertRanksOn(r, ["n1"] * 4 + ["n2"] * 2 + ["n3"] * 2 + ["n4"] * 2)

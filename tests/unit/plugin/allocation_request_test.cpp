@@ -257,3 +257,65 @@ TEST(AllocationRequest, SharingAndFlags) {
     EXPECT_FALSE(plain.useMinNodes);
     EXPECT_FALSE(plain.spread);
 }
+
+// --overbook when srun asks Slurm for the job (issue 28): the processes
+// fit the pool's CPUs, or the job is every node of the pool, whole.
+TEST(OverbookOverPool, AsksForWhatSpreadsTheProcessesOverThePool) {
+    const std::vector<std::pair<std::string, int>> pool = {{"n2", 2}, {"n3", 2}, {"n4", 2}};
+    struct Row {
+        const char *what;
+        int tasks;
+        bool overcommit;
+        std::optional<int> nodes;
+        std::vector<std::string> required;
+        AllocationRequest::Sharing sharing;
+    };
+    const Row rows[] = {
+        {"10 processes, 6 CPUs: every node, whole",
+         10,
+         true,
+         3,
+         {"n2", "n3", "n4"},
+         AllocationRequest::Sharing::Exclusive},
+        {"6 fit: no overbooking", 6, false, std::nullopt, {}, AllocationRequest::Sharing::Default},
+        {"4 fit", 4, false, std::nullopt, {}, AllocationRequest::Sharing::Default},
+    };
+    for (const Row &row : rows) {
+        AllocationRequest r;
+        r.tasks = row.tasks;
+        r.overcommit = true;
+        auto ask = overbookOverPool(r, pool);
+        EXPECT_EQ(ask.request.overcommit, row.overcommit) << row.what;
+        EXPECT_EQ(ask.request.minNodes, row.nodes) << row.what;
+        EXPECT_EQ(ask.request.maxNodes, row.nodes) << row.what;
+        EXPECT_EQ(ask.request.requiredNodes, row.required) << row.what;
+        EXPECT_EQ(ask.request.sharing, row.sharing) << row.what;
+        EXPECT_FALSE(ask.note.empty()) << row.what;
+    }
+    AllocationRequest ten;
+    ten.tasks = 10;
+    EXPECT_EQ(overbookOverPool(ten, pool).note,
+              "--overbook: 10 processes for the 6 CPUs of n[2-4]: asked Slurm for every one of "
+              "those nodes, whole, to spread them evenly over all their CPUs");
+}
+
+TEST(OverbookOverPool, ANodeCountOrAnEmptyPoolChangesNothing) {
+    AllocationRequest r;
+    r.tasks = 10;
+    r.overcommit = true;
+    r.minNodes = 1;
+    auto ask = overbookOverPool(r, {{"n2", 2}});
+    EXPECT_EQ(ask.request, r);
+    EXPECT_EQ(ask.note, "");
+    r.minNodes.reset();
+    EXPECT_EQ(overbookOverPool(r, {}).request, r);
+}
+
+TEST(OverbookOverPool, CpusPerTaskCount) {
+    AllocationRequest r;
+    r.tasks = 4;
+    r.cpusPerTask = 2;
+    r.overcommit = true;
+    // 8 CPUs needed, 6 there: every node.
+    EXPECT_EQ(overbookOverPool(r, {{"n2", 2}, {"n3", 2}, {"n4", 2}}).request.minNodes, 3);
+}
