@@ -54,10 +54,14 @@ FenceProbes::Start FenceProbes::stuck(const std::string &fenceId,
 }
 
 std::optional<std::string> FenceProbes::answer(const std::string &fenceId, std::uint32_t node,
-                                               bool entered) {
+                                               bool entered, bool waiting) {
     auto it = probes_.find(fenceId);
     if (it == probes_.end() || !it->second.waiting.erase(node))
         return std::nullopt; // not asked, or answered already
+    if (entered && !waiting) {
+        probes_.erase(it); // it completed, late: nothing to end
+        return std::nullopt;
+    }
     if (!entered)
         it->second.absent.push_back(node);
     if (!it->second.waiting.empty())

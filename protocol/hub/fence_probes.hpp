@@ -38,8 +38,11 @@ public:
     // do if it is probed already or too many are.
     Start stuck(const std::string &fenceId, const std::vector<std::uint32_t> &nodes,
                 const std::set<std::uint32_t> &joined);
-    // node's answer; the verdict once every asked node has answered.
-    std::optional<std::string> answer(const std::string &fenceId, std::uint32_t node, bool entered);
+    // node's answer; the verdict once every asked node has answered. A
+    // node where the fence completed (entered, no longer waiting) ends the
+    // probe: it finished after the deadline, which is no failure.
+    std::optional<std::string> answer(const std::string &fenceId, std::uint32_t node, bool entered,
+                                      bool waiting);
 
 private:
     struct Probe {

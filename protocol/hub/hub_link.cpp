@@ -3,6 +3,7 @@
 #include "protocol/wire/payloads.hpp"
 #include "protocol/wire/profile_payloads.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace stepmap::hub {
@@ -369,7 +370,11 @@ bool HubLink::onFenceQuery(const wire::Frame &f) {
     }
     auto it = fencesEntered_.find(m->fenceId.substr(0, hash));
     const bool entered = it != fencesEntered_.end() && it->second > count;
-    send(MessageType::FenceEntered, wire::encode(wire::FenceProbeMsg{m->fenceId, entered}));
+    const bool waiting =
+        entered && std::any_of(fenceWatches_.begin(), fenceWatches_.end(),
+                               [&](const auto &watch) { return watch.second.id == m->fenceId; });
+    send(MessageType::FenceEntered,
+         wire::encode(wire::FenceProbeMsg{m->fenceId, entered, waiting}));
     return true;
 }
 

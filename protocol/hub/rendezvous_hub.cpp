@@ -557,7 +557,7 @@ void RendezvousHub::State::onFenceEntered(std::uint32_t node, uvnet::FrameConnec
         c.close("malformed fence answer");
         return;
     }
-    if (auto verdict = fenceProbes->answer(m->fenceId, node, m->entered))
+    if (auto verdict = fenceProbes->answer(m->fenceId, node, m->entered, m->waiting))
         fail(*verdict);
 }
 

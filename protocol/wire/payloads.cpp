@@ -303,14 +303,14 @@ std::optional<NoticeMsg> decodeNotice(const std::string &s) {
 }
 
 std::string encode(const FenceProbeMsg &m) {
-    return encodeFields(m.fenceId.substr(0, kMaxId), m.entered);
+    return encodeFields(m.fenceId.substr(0, kMaxId), m.entered, m.waiting);
 }
 
 std::optional<FenceProbeMsg> decodeFenceProbe(const std::string &s) {
     auto r = reader(s);
     FenceProbeMsg m;
     auto id = r.blob(kMaxId);
-    if (!id || !get(r, m.entered) || !r.atEnd())
+    if (!id || !get(r, m.entered) || !get(r, m.waiting) || (m.waiting && !m.entered) || !r.atEnd())
         return std::nullopt;
     m.fenceId = std::move(*id);
     return m;

@@ -53,7 +53,8 @@ struct NoticeMsg {
 // among the fences over them ("0,1,3,#2").
 struct FenceProbeMsg {
     std::string fenceId;
-    bool entered = false; // FenceEntered only
+    bool entered = false; // FenceEntered only: the node entered the fence
+    bool waiting = false; // FenceEntered only: and it has not completed there
 };
 
 struct ShutdownMsg {

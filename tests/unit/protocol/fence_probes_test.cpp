@@ -18,11 +18,11 @@ TEST(FenceProbes, TheNodesThatNeverEnteredAreNamed) {
     auto start = probes.stuck("0,1,2,3,#0", {0, 1, 2, 3}, {0, 1, 2, 3});
     EXPECT_EQ(start.ask, (std::vector<std::uint32_t>{0, 1, 2, 3}));
     EXPECT_FALSE(start.verdict);
-    EXPECT_FALSE(probes.answer("0,1,2,3,#0", 0, true));
-    EXPECT_FALSE(probes.answer("0,1,2,3,#0", 3, false));
-    EXPECT_FALSE(probes.answer("0,1,2,3,#0", 3, false)); // answered already
-    EXPECT_FALSE(probes.answer("0,1,2,3,#0", 1, false));
-    auto verdict = probes.answer("0,1,2,3,#0", 2, true);
+    EXPECT_FALSE(probes.answer("0,1,2,3,#0", 0, true, true));
+    EXPECT_FALSE(probes.answer("0,1,2,3,#0", 3, false, false));
+    EXPECT_FALSE(probes.answer("0,1,2,3,#0", 3, false, false)); // answered already
+    EXPECT_FALSE(probes.answer("0,1,2,3,#0", 1, false, false));
+    auto verdict = probes.answer("0,1,2,3,#0", 2, true, true);
     ASSERT_TRUE(verdict);
     EXPECT_EQ(*verdict, "a fence of 4 nodes did not complete in 300 s (fence_timeout=): n2, n4 "
                         "have not entered it (a rank there has not reached MPI_Init's exchange "
@@ -42,8 +42,8 @@ TEST(FenceProbes, ANodeWithoutAServerCannotHaveEnteredIt) {
 TEST(FenceProbes, EveryNodeInsideIsSaidToo) {
     FenceProbes probes({"n1", "n2"}, 5, 64);
     probes.stuck("0,1,#0", {0, 1}, {0, 1});
-    probes.answer("0,1,#0", 0, true);
-    auto verdict = probes.answer("0,1,#0", 1, true);
+    probes.answer("0,1,#0", 0, true, true);
+    auto verdict = probes.answer("0,1,#0", 1, true, true);
     ASSERT_TRUE(verdict);
     EXPECT_EQ(*verdict, "a fence of 2 nodes did not complete in 5 s (fence_timeout=): every node "
                         "entered it, yet it did not complete between them");
@@ -54,5 +54,15 @@ TEST(FenceProbes, OneProbeAFenceAndABoundOnThem) {
     EXPECT_EQ(probes.stuck("0,1,#0", {0, 1}, {0, 1}).ask.size(), 2u);
     EXPECT_TRUE(probes.stuck("0,1,#0", {0, 1}, {0, 1}).ask.empty()); // probed already
     EXPECT_TRUE(probes.stuck("0,1,#1", {0, 1}, {0, 1}).ask.empty()); // too many
-    EXPECT_FALSE(probes.answer("9,#0", 0, true));                    // never asked
+    EXPECT_FALSE(probes.answer("9,#0", 0, true, true));              // never asked
+}
+
+TEST(FenceProbes, AFenceThatCompletedLateEndsNothing) {
+    FenceProbes probes({"n1", "n2"}, 5, 64);
+    probes.stuck("0,1,#0", {0, 1}, {0, 1});
+    // n1 still waits, n2 has seen it complete (just after the deadline).
+    EXPECT_FALSE(probes.answer("0,1,#0", 0, true, true));
+    EXPECT_FALSE(probes.answer("0,1,#0", 1, true, false));
+    // The probe is over: a second report of the fence starts a new one.
+    EXPECT_EQ(probes.stuck("0,1,#0", {0, 1}, {0, 1}).ask.size(), 2u);
 }
