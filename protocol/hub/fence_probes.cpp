@@ -16,6 +16,11 @@ std::optional<std::vector<std::uint32_t>> fenceNodes(const std::string &fenceId,
     if (countEc != std::errc() || last != fenceId.data() + fenceId.size())
         return std::nullopt;
     std::vector<std::uint32_t> nodes;
+    if (fenceId.compare(0, hash, "all") == 0) { // a fence of every node
+        for (std::uint32_t n = 0; n < nodeCount; ++n)
+            nodes.push_back(n);
+        return nodes;
+    }
     std::size_t at = 0;
     while (at < hash) {
         const std::size_t comma = fenceId.find(',', at);

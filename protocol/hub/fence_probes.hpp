@@ -7,7 +7,8 @@
 // the hub sends the queries and ends the step with the verdict.
 //
 // A fence is named as every node of it names it: its nodes and its count
-// among the fences over them ("0,1,3,#2", wire::FenceProbeMsg).
+// among the fences over them ("0,1,3,#2"; "all#2" for a fence of every
+// node; wire::FenceProbeMsg).
 
 #include <cstdint>
 #include <map>

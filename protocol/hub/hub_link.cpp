@@ -306,22 +306,9 @@ void HubLink::dispatchFence(std::vector<std::uint32_t> nodes, bool collect, std:
     fenceThroughHub(std::move(nodes), collect, std::move(data), std::move(done));
 }
 
-void HubLink::fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, std::string data,
-                              DataReply done) {
-    // Every participant sees the same sequence of fences over the same node
-    // set, so (set, count) names a fence identically on all of them.
-    std::string key;
-    for (auto n : nodes)
-        key += std::to_string(n) + ",";
-    std::string id = key + "#" + std::to_string(fenceCounters_[key]++);
-    fences_[id] = std::move(done);
-    send(MessageType::Fence,
-         wire::encode(wire::FenceMsg{id, std::move(nodes), collect,
-                                     collect ? std::move(data) : std::string()}));
-}
-
 namespace {
 
+// A node set as fence names write it ("0,1,3,").
 std::string nodesKey(const std::vector<std::uint32_t> &nodes) {
     std::string key;
     for (auto n : nodes)
@@ -331,11 +318,24 @@ std::string nodesKey(const std::vector<std::uint32_t> &nodes) {
 
 } // namespace
 
-DataReply HubLink::watchFence(const std::vector<std::uint32_t> &nodes, DataReply done) {
+void HubLink::fenceThroughHub(std::vector<std::uint32_t> nodes, bool collect, std::string data,
+                              DataReply done) {
+    // Every participant sees the same sequence of fences over the same node
+    // set, so (set, count) names a fence identically on all of them.
     const std::string key = nodesKey(nodes);
-    const std::string id = key + "#" + std::to_string(fencesEntered_[key]++);
+    std::string id = key + "#" + std::to_string(fenceCounters_[key]++);
+    fences_[id] = std::move(done);
+    send(MessageType::Fence,
+         wire::encode(wire::FenceMsg{id, std::move(nodes), collect,
+                                     collect ? std::move(data) : std::string()}));
+}
+
+DataReply HubLink::watchFence(const std::vector<std::uint32_t> &nodes, DataReply done) {
     if (settings_.fenceTimeoutSec <= 0)
         return done;
+    // A whole-step fence is "all": no list of every node built per fence.
+    const std::string key = nodes.size() == settings_.nodeCount ? "all" : nodesKey(nodes);
+    const std::string id = key + "#" + std::to_string(fencesEntered_[key]++);
     const std::uint64_t watch = nextWatch_++;
     FenceWatch &w = fenceWatches_[watch];
     w.link = this;
@@ -387,9 +387,7 @@ void HubLink::barrier(const std::string &label, std::vector<std::uint32_t> nodes
         done(statuses_.success, {});
         return;
     }
-    std::string key = label + "@";
-    for (auto n : nodes)
-        key += std::to_string(n) + ",";
+    const std::string key = label + "@" + nodesKey(nodes);
     std::string id = "barrier:" + key + "#" + std::to_string(fenceCounters_[key]++);
     fences_[id] = std::move(done);
     send(MessageType::Fence, wire::encode(wire::FenceMsg{id, std::move(nodes), false, {}}));

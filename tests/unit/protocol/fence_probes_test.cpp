@@ -8,8 +8,9 @@ using namespace stepmap::hub;
 
 TEST(FenceNodes, NamesAsEveryNodeOfTheFenceWritesThem) {
     EXPECT_EQ(fenceNodes("0,1,3,#2", 4), (std::vector<std::uint32_t>{0, 1, 3}));
-    for (const char *bad :
-         {"#1", "0,1,#", "0,1,#x", "1,0,#1", "0,4,#1", "0,1#1", "0,,1,#1", "0,1,", "a,#1"})
+    EXPECT_EQ(fenceNodes("all#7", 3), (std::vector<std::uint32_t>{0, 1, 2}));
+    for (const char *bad : {"#1", "0,1,#", "0,1,#x", "1,0,#1", "0,4,#1", "0,1#1", "0,,1,#1", "0,1,",
+                            "a,#1", "al#1", "all#x"})
         EXPECT_FALSE(fenceNodes(bad, 4)) << bad;
 }
 
