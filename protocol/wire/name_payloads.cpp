@@ -1,28 +1,17 @@
 #include "protocol/wire/name_payloads.hpp"
 
 #include "protocol/wire/byte_buffer.hpp"
+#include "protocol/wire/field_codec.hpp"
 
 namespace stepmap::wire {
+
+using fields::reader;
+using fields::text;
 
 namespace {
 
 constexpr std::uint8_t kMaxScope = 2;
 constexpr std::uint8_t kMaxStatus = 5;
-
-std::string text(const ByteWriter &w) {
-    return std::string(w.bytes().begin(), w.bytes().end());
-}
-
-ByteReader reader(const std::string &s) {
-    return ByteReader(reinterpret_cast<const std::uint8_t *>(s.data()), s.size());
-}
-
-std::optional<bool> flag(ByteReader &r) {
-    auto b = r.u8();
-    if (!b || *b > 1)
-        return std::nullopt;
-    return *b == 1;
-}
 
 } // namespace
 
@@ -32,8 +21,8 @@ std::string encode(const NameRequestMsg &m) {
     w.u8(static_cast<std::uint8_t>(m.op));
     w.u32(m.rank);
     w.u8(m.scope);
-    w.u8(m.firstRead ? 1 : 0);
-    w.u8(m.wait ? 1 : 0);
+    fields::put(w, m.firstRead);
+    fields::put(w, m.wait);
     w.u32(m.timeoutSec);
     w.u32(m.atLeast);
     w.u32(static_cast<std::uint32_t>(m.keys.size()));
@@ -52,25 +41,25 @@ std::optional<NameRequestMsg> decodeNameRequest(const std::string &s) {
     auto op = r.u8();
     auto rank = r.u32();
     auto scope = r.u8();
-    auto firstRead = flag(r);
-    auto wait = flag(r);
+    bool firstRead = false, wait = false;
+    const bool flags = fields::get(r, firstRead) && fields::get(r, wait);
     auto timeout = r.u32();
     auto atLeast = r.u32();
     auto count = r.u32();
-    if (!id || !op || *op < 1 || *op > 3 || !rank || !scope || *scope > kMaxScope || !firstRead ||
-        !wait || !timeout || !atLeast || !count || *count > kMaxNamesPerRequest)
+    if (!id || !op || *op < 1 || *op > 3 || !rank || !scope || *scope > kMaxScope || !flags ||
+        !timeout || !atLeast || !count || *count > kMaxNamesPerRequest)
         return std::nullopt;
     const bool lookingUp = *op == static_cast<std::uint8_t>(NameOp::Lookup);
     const bool publishing = *op == static_cast<std::uint8_t>(NameOp::Publish);
-    if ((!lookingUp && (*wait || *timeout || *atLeast)) || (!publishing && *firstRead) ||
+    if ((!lookingUp && (wait || *timeout || *atLeast)) || (!publishing && firstRead) ||
         (lookingUp && *scope > 1) || (!lookingUp && !publishing && *scope != 0))
         return std::nullopt;
     m.id = *id;
     m.op = static_cast<NameOp>(*op);
     m.rank = *rank;
     m.scope = *scope;
-    m.firstRead = *firstRead;
-    m.wait = *wait;
+    m.firstRead = firstRead;
+    m.wait = wait;
     m.timeoutSec = *timeout;
     m.atLeast = *atLeast;
     for (std::uint32_t i = 0; i < *count; ++i) {

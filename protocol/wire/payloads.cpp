@@ -1,9 +1,12 @@
 #include "protocol/wire/payloads.hpp"
 
 #include "protocol/wire/byte_buffer.hpp"
+#include "protocol/wire/field_codec.hpp"
 #include "protocol/wire/message.hpp"
 
 namespace stepmap::wire {
+
+using namespace fields;
 
 namespace {
 
@@ -12,65 +15,6 @@ constexpr std::size_t kMaxText = 64 * 1024;
 constexpr std::uint32_t kMaxNodes = 1u << 20;
 constexpr std::size_t kMaxHost = 256;
 constexpr std::uint32_t kMaxFanOut = 1024;
-
-std::string str(ByteWriter &w) {
-    return std::string(w.bytes().begin(), w.bytes().end());
-}
-
-ByteReader reader(const std::string &s) {
-    return ByteReader(reinterpret_cast<const std::uint8_t *>(s.data()), s.size());
-}
-
-// The fence tree's messages are written field by field through these.
-void put(ByteWriter &w, std::uint32_t v) {
-    w.u32(v);
-}
-void put(ByteWriter &w, std::uint64_t v) {
-    w.u64(v);
-}
-void put(ByteWriter &w, std::int32_t v) {
-    w.i32(v);
-}
-void put(ByteWriter &w, bool v) {
-    w.u8(v ? 1 : 0);
-}
-void put(ByteWriter &w, const std::string &v) {
-    w.blob(v);
-}
-
-template <class T> bool take(std::optional<T> got, T &out) {
-    if (got)
-        out = std::move(*got);
-    return got.has_value();
-}
-bool get(ByteReader &r, std::uint32_t &v) {
-    return take(r.u32(), v);
-}
-bool get(ByteReader &r, std::uint64_t &v) {
-    return take(r.u64(), v);
-}
-bool get(ByteReader &r, std::int32_t &v) {
-    return take(r.i32(), v);
-}
-bool get(ByteReader &r, bool &v) {
-    std::uint8_t b = 2;
-    return take(r.u8(), b) && b <= 1 && ((v = b == 1), true);
-}
-bool get(ByteReader &r, std::string &v) {
-    return take(r.blob(kMaxFrameSize), v);
-}
-
-template <class... T> std::string encodeFields(const T &...fields) {
-    ByteWriter w;
-    (put(w, fields), ...);
-    return str(w);
-}
-
-// Every field in order, and nothing after them.
-template <class... T> bool decodeFields(const std::string &s, T &...fields) {
-    auto r = reader(s);
-    return (get(r, fields) && ...) && r.atEnd();
-}
 
 bool isPort(std::uint32_t port) {
     return port >= 1 && port <= 65535;
@@ -86,7 +30,7 @@ std::string encode(const FenceMsg &m) {
         w.u32(n);
     w.u8(m.collect ? 1 : 0);
     w.blob(m.data);
-    return str(w);
+    return text(w);
 }
 
 std::optional<FenceMsg> decodeFence(const std::string &s) {
@@ -117,7 +61,7 @@ std::string encode(const FenceDoneMsg &m) {
     w.blob(m.fenceId);
     w.i32(m.status);
     w.blob(m.data);
-    return str(w);
+    return text(w);
 }
 
 std::optional<FenceDoneMsg> decodeFenceDone(const std::string &s) {
@@ -135,7 +79,7 @@ std::string encode(const DmodexRequestMsg &m) {
     w.u64(m.requestId);
     w.u32(m.originNode);
     w.u32(m.rank);
-    return str(w);
+    return text(w);
 }
 
 std::optional<DmodexRequestMsg> decodeDmodexRequest(const std::string &s) {
@@ -154,7 +98,7 @@ std::string encode(const DmodexResponseMsg &m) {
     w.u32(m.originNode);
     w.i32(m.status);
     w.blob(m.data);
-    return str(w);
+    return text(w);
 }
 
 std::optional<DmodexResponseMsg> decodeDmodexResponse(const std::string &s) {
@@ -173,7 +117,7 @@ std::string encode(const AbortMsg &m) {
     w.u32(m.rank);
     w.i32(m.status);
     w.blob(m.message);
-    return str(w);
+    return text(w);
 }
 
 std::optional<AbortMsg> decodeAbort(const std::string &s) {
@@ -190,7 +134,7 @@ std::string encode(const ShutdownMsg &m) {
     ByteWriter w;
     w.i32(m.status);
     w.blob(m.reason);
-    return str(w);
+    return text(w);
 }
 
 std::optional<ShutdownMsg> decodeShutdown(const std::string &s) {

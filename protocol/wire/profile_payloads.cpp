@@ -1,20 +1,12 @@
 #include "protocol/wire/profile_payloads.hpp"
 
 #include "protocol/wire/byte_buffer.hpp"
+#include "protocol/wire/field_codec.hpp"
 
 namespace stepmap::wire {
 
-namespace {
-
-std::string text(const ByteWriter &w) {
-    return std::string(w.bytes().begin(), w.bytes().end());
-}
-
-ByteReader reader(const std::string &s) {
-    return ByteReader(reinterpret_cast<const std::uint8_t *>(s.data()), s.size());
-}
-
-} // namespace
+using fields::reader;
+using fields::text;
 
 std::string encode(const ProfileStateMsg &m) {
     ByteWriter w;
