@@ -289,8 +289,12 @@ pmix_status_t PmixHost::lookupUpcall(const pmix_proc_t *proc, char **keys, const
                 info[i].value.data.integer > 0)
                 request.timeoutSec = static_cast<std::uint32_t>(info[i].value.data.integer);
         }
-        const pmix_data_range_t range = rangeOf(info, ninfo);
-        request.scope = range == PMIX_RANGE_LOCAL || range == PMIX_RANGE_PROC_LOCAL ? 1 : 0;
+        // A lookup searches the whole step; what each name was published
+        // for still decides who sees it. Its PMIX_RANGE is not read: Open
+        // MPI 5.0's MPI_Lookup_name passes an uninitialised one when the
+        // program gives no "range" info, which read as LOCAL would hide
+        // every other node's names (seen in CI: a port never found).
+        request.scope = 0;
         const std::string nspace = self->config_.nspace;
         const bool asked =
             self->askNames(proc, std::move(request),
