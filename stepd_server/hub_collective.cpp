@@ -1,5 +1,7 @@
 #include "hub_collective.hpp"
 
+#include "plan/launch_plan.hpp"
+#include "protocol/hub/job_ids.hpp"
 #include "server_log.hpp"
 
 #include <pmix.h>
@@ -21,13 +23,67 @@ hub::HubLink::Settings linkSettings(const StepConfig &c, timeline::Recorder mark
     return s;
 }
 
+hub::HubLink::Settings guestSettings(const StepConfig &c) {
+    hub::HubLink::Settings s;
+    s.hubHost = c.jobHubHost;
+    s.hubPort = c.jobHubPort;
+    s.secret = c.jobSecret;
+    s.nodeIndex = hub::jobWide(c.jobStep, c.nodeIndex);
+    s.nodeCount = 1; // no fence tree with the job's hub
+    s.dmodexTimeoutSec = c.dmodexTimeoutSec;
+    return s;
+}
+
 } // namespace
+
+// What the job's hub asks of a guest: its ranks' data, by job-wide id.
+class HubCollective::GuestHost : public hub::LinkHost {
+public:
+    explicit GuestHost(HubCollective &c) : c_(c) {}
+    void localModex(std::uint32_t rank, hub::DataReply done) override {
+        c_.host_.localModex(hub::localOf(rank), std::move(done));
+    }
+    bool ownsRank(std::uint32_t rank) const override {
+        return hub::stepOf(rank) == c_.config_.jobStep && c_.ownsRank(hub::localOf(rank));
+    }
+    hub::LinkStatuses statuses() const override { return c_.statuses(); }
+    std::string statusText(int status) const override { return c_.statusText(status); }
+    void log(const std::string &line) override { logLine("job's hub: " + line); }
+
+private:
+    HubCollective &c_;
+};
 
 HubCollective::HubCollective(uv_loop_t *loop, const StepConfig &config, PmixHost &host,
                              timeline::Recorder marks,
                              std::function<void(const std::string &)> onLost)
     : config_(config), host_(host),
-      link_(loop, linkSettings(config, std::move(marks)), *this, std::move(onLost)) {}
+      link_(loop, linkSettings(config, std::move(marks)), *this, onLost) {
+    if (config.jobStep == 0)
+        return;
+    guestHost_ = std::make_unique<GuestHost>(*this);
+    jobLink_ = std::make_unique<hub::HubLink>(
+        loop, guestSettings(config), *guestHost_,
+        [onLost](const std::string &why) { onLost("the job's hub: " + why); });
+}
+
+HubCollective::~HubCollective() = default;
+
+void HubCollective::connect() {
+    link_.connect();
+    if (!jobLink_)
+        return;
+    // First on the link: which step this server is of, and its plan.
+    jobLink_->guestStep(
+        wire::GuestStepMsg{config_.nspace, config_.stepTag, encodePlan(config_.plan)});
+    jobLink_->connect();
+}
+
+void HubCollective::leave() {
+    link_.leave();
+    if (jobLink_)
+        jobLink_->leave();
+}
 
 void HubCollective::fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
                           DataReply done) {

@@ -9,6 +9,7 @@
 #include "step_config.hpp"
 
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace stepmap::server {
@@ -20,8 +21,9 @@ public:
     HubCollective(uv_loop_t *loop, const StepConfig &config, PmixHost &host,
                   timeline::Recorder marks, std::function<void(const std::string &)> onLost);
 
-    void connect() { link_.connect(); }
-    void leave() { link_.leave(); }
+    ~HubCollective() override;
+    void connect();
+    void leave();
     void rankExited(std::uint32_t rank, int status) { link_.rankExited(rank, status); }
     void askProfileVerdict(bool usable, std::string reason, hub::HubLink::ProfileVerdict done) {
         link_.askProfileVerdict(usable, std::move(reason), std::move(done));
@@ -40,7 +42,16 @@ public:
         link_.notice(rank, std::move(text));
     }
     void names(wire::NameRequestMsg request, NameDone done) override {
-        link_.names(std::move(request), std::move(done));
+        jobLink().names(std::move(request), std::move(done));
+    }
+    void spawn(wire::SpawnRequestMsg request, SpawnDone done) override {
+        jobLink().spawn(std::move(request), std::move(done));
+    }
+    void jobBarrier(wire::JobBarrierMsg barrier, JobBarrierDone done) override {
+        jobLink().jobBarrier(std::move(barrier), std::move(done));
+    }
+    void otherStepModex(std::uint32_t jobWideRank, DataReply done) override {
+        jobLink().directModex(jobWideRank, std::move(done));
     }
 
 private:
@@ -51,9 +62,16 @@ private:
     void log(const std::string &line) override;
     timeline::ExchangeCounters exchangeCounters() const override;
 
+    // A spawned step's link to the job's hub (its first step's), where the
+    // job-wide operations go; the first step's own link serves them too.
+    class GuestHost;
+    hub::HubLink &jobLink() { return jobLink_ ? *jobLink_ : link_; }
+
     const StepConfig &config_;
     PmixHost &host_;
     hub::HubLink link_;
+    std::unique_ptr<GuestHost> guestHost_;
+    std::unique_ptr<hub::HubLink> jobLink_;
 };
 
 } // namespace stepmap::server

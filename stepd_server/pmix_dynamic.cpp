@@ -1,11 +1,12 @@
 // PmixHost's upcalls for name publishing (PMIx_Publish, _Lookup,
 // _Unpublish: MPI_Publish_name, MPI_Lookup_name and the ports through which
 // MPI_Comm_accept and MPI_Comm_connect meet) and for PMIx_Connect and
-// _Disconnect among the step's own processes. The names live in srun's hub
+// _Disconnect (across steps: pmix_spawn.cpp). The names live in srun's hub
 // (protocol/hub/name_service.hpp); values travel packed by PMIx itself, so
 // any type a rank publishes comes back as it was.
 
 #include "pmix_host.hpp"
+#include "protocol/hub/job_ids.hpp"
 #include "protocol/hub/name_service.hpp"
 #include "server_log.hpp"
 #include "step_config.hpp"
@@ -144,52 +145,7 @@ bool keysFit(const std::vector<std::string> &keys) {
     return true;
 }
 
-// What a rank named, made safe for a terminal and a log line.
-std::string printable(const char *text, std::size_t limit = 200) {
-    std::string out;
-    for (std::size_t i = 0; text && text[i] && i < limit; ++i) {
-        const unsigned char c = static_cast<unsigned char>(text[i]);
-        out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
-    }
-    return out;
-}
-
 } // namespace
-
-// PMIx progress thread.
-pmix_status_t PmixHost::spawnUpcall(const pmix_proc_t *proc, const pmix_info_t[], size_t,
-                                    const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t,
-                                    void *) {
-    try {
-        PmixHost *self = current();
-        if (!self || !proc || proc->rank >= self->config_.plan.ranks.size() ||
-            self->config_.plan.ranks[proc->rank].node != self->config_.nodeIndex)
-            return PMIX_ERR_BAD_PARAM;
-        std::size_t processes = 0;
-        for (size_t i = 0; i < napps; ++i)
-            processes += apps[i].maxprocs > 0 ? static_cast<std::size_t>(apps[i].maxprocs) : 0;
-        std::string what = napps ? printable(apps[0].cmd) : std::string("nothing");
-        if (napps > 1)
-            what += " and " + std::to_string(napps - 1) + " more programs";
-        const std::string text =
-            "MPI_Comm_spawn (PMIx_Spawn) of " + what + ", " + std::to_string(processes) +
-            (processes == 1 ? " process" : " processes") +
-            ": stepmap does not start spawned processes yet, so the spawn fails "
-            "(MPI_ERR_SPAWN); to spawn, run the program with mpirun inside the allocation "
-            "(salloc ... mpirun ...)";
-        logError("rank " + std::to_string(proc->rank) + ": " + text);
-        const std::uint32_t rank = proc->rank;
-        self->inbox_.post([self, rank, text] {
-            if (self->collective_)
-                self->collective_->notice(rank, text);
-        });
-        // Not SUCCESS: the library answers the rank at once and never
-        // expects the callback.
-        return PMIX_ERR_NOT_SUPPORTED;
-    } catch (...) {
-        return PMIX_ERROR;
-    }
-}
 
 bool PmixHost::askNames(const pmix_proc_t *proc, wire::NameRequestMsg request,
                         StepCollective::NameDone done) {
@@ -197,7 +153,7 @@ bool PmixHost::askNames(const pmix_proc_t *proc, wire::NameRequestMsg request,
         proc->rank >= config_.plan.ranks.size() ||
         config_.plan.ranks[proc->rank].node != config_.nodeIndex)
         return false;
-    request.rank = proc->rank;
+    request.rank = hub::jobWide(config_.jobStep, proc->rank);
     inbox_.post([this, request = std::move(request), done = std::move(done)]() mutable {
         if (!collective_) {
             done(std::nullopt);
@@ -296,31 +252,32 @@ pmix_status_t PmixHost::lookupUpcall(const pmix_proc_t *proc, char **keys, const
         // every other node's names (seen in CI: a port never found).
         request.scope = 0;
         const std::string nspace = self->config_.nspace;
-        const bool asked =
-            self->askNames(proc, std::move(request),
-                           [cbfunc, cbdata, nspace](std::optional<wire::NameReplyMsg> reply) {
-                               pmix_status_t status = toPmix(reply);
-                               if (!cbfunc)
-                                   return;
-                               if (status != PMIX_SUCCESS || reply->entries.empty()) {
-                                   cbfunc(status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status,
-                                          nullptr, 0, cbdata);
-                                   return;
-                               }
-                               const size_t n = reply->entries.size();
-                               pmix_pdata_t *data = nullptr;
-                               PMIX_PDATA_CREATE(data, n);
-                               for (size_t i = 0; i < n; ++i) {
-                                   const auto &e = reply->entries[i];
-                                   PMIX_LOAD_PROCID(&data[i].proc, nspace.c_str(), e.rank);
-                                   PMIX_LOAD_KEY(data[i].key, e.key.c_str());
-                                   if (!unpackValue(e.value, &data[i].value))
-                                       status = PMIX_ERR_UNPACK_FAILURE;
-                               }
-                               cbfunc(status, status == PMIX_SUCCESS ? data : nullptr,
-                                      status == PMIX_SUCCESS ? n : 0, cbdata);
-                               PMIX_PDATA_FREE(data, n);
-                           });
+        const bool asked = self->askNames(
+            proc, std::move(request),
+            [cbfunc, cbdata, nspace](std::optional<wire::NameReplyMsg> reply) {
+                pmix_status_t status = toPmix(reply);
+                if (!cbfunc)
+                    return;
+                if (status != PMIX_SUCCESS || reply->entries.empty()) {
+                    cbfunc(status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status, nullptr, 0,
+                           cbdata);
+                    return;
+                }
+                const size_t n = reply->entries.size();
+                pmix_pdata_t *data = nullptr;
+                PMIX_PDATA_CREATE(data, n);
+                for (size_t i = 0; i < n; ++i) {
+                    const auto &e = reply->entries[i];
+                    PMIX_LOAD_PROCID(&data[i].proc,
+                                     e.nspace.empty() ? nspace.c_str() : e.nspace.c_str(), e.rank);
+                    PMIX_LOAD_KEY(data[i].key, e.key.c_str());
+                    if (!unpackValue(e.value, &data[i].value))
+                        status = PMIX_ERR_UNPACK_FAILURE;
+                }
+                cbfunc(status, status == PMIX_SUCCESS ? data : nullptr,
+                       status == PMIX_SUCCESS ? n : 0, cbdata);
+                PMIX_PDATA_FREE(data, n);
+            });
         return asked ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
     } catch (...) {
         return PMIX_ERROR;
@@ -351,13 +308,14 @@ pmix_status_t PmixHost::unpublishUpcall(const pmix_proc_t *proc, char **keys, co
 pmix_status_t PmixHost::joinProcesses(const char *what, const pmix_proc_t procs[], size_t nprocs,
                                       pmix_op_cbfunc_t cbfunc, void *cbdata) {
     for (size_t i = 0; i < nprocs; ++i)
-        if (!PMIX_CHECK_NSPACE(procs[i].nspace, config_.nspace.c_str())) {
-            logError("PMIx_" +
-                     std::string(what == std::string("connect") ? "Connect" : "Disconnect") +
-                     " with processes of namespace " +
-                     std::string(procs[i].nspace, strnlen(procs[i].nspace, PMIX_MAX_NSLEN)) +
-                     ", not this step's: stepmap connects processes within one step only");
-            return PMIX_ERR_NOT_SUPPORTED;
+        if (otherStep(procs[i])) {
+            // A spawner and its children, or two steps that met by name.
+            joinAcrossSteps(what, procs, nprocs, false, {},
+                            [cbfunc, cbdata](pmix_status_t status, std::string) {
+                                if (cbfunc)
+                                    cbfunc(status, cbdata);
+                            });
+            return PMIX_SUCCESS;
         }
     auto nodes = participants(procs, nprocs);
     std::string label = processLabel(what, procs, nprocs);

@@ -1,5 +1,7 @@
 #include "pmix_host.hpp"
 
+#include "protocol/hub/job_ids.hpp"
+
 #include "client_admission.hpp"
 #include "hosts/hostlist.hpp"
 #include "hwloc_handles.hpp"
@@ -284,6 +286,14 @@ void addJobInfo(InfoList &job, const StepConfig &config, const std::vector<std::
     }
     job.addU32(PMIX_NODEID, config.nodeIndex);
     addAppInfo(job, plan, apps);
+    // A spawned step: who spawned it (PRRTE gives it per process; the
+    // job's value serves every rank's PMIx_Get alike).
+    if (!config.parentNspace.empty()) {
+        pmix_proc_t parent;
+        PMIX_LOAD_PROCID(&parent, config.parentNspace.c_str(), config.parentRank);
+        job.add(PMIX_PARENT_ID, &parent, PMIX_PROC);
+        job.addBool(PMIX_SPAWNED, true);
+    }
 }
 
 // Where rank r runs, as PMIx names it.
@@ -383,6 +393,42 @@ Expected<void> PmixHost::registerNamespace() {
     return registerLocalClients(ns, local);
 }
 
+// Spawned steps are small: up to this many ranks, each one's placement is
+// registered (host name, node), as Open MPI asks for a new peer's.
+constexpr std::size_t kPlacedRanksOfOtherSteps = 4096;
+
+Expected<void> PmixHost::registerOtherNamespace(const std::string &nspace, const LaunchPlan &plan) {
+    const auto np = static_cast<std::uint32_t>(plan.ranks.size());
+    InfoList job;
+    job.addString(PMIX_JOBID, nspace);
+    job.addU32(PMIX_JOB_SIZE, np);
+    job.addU32(PMIX_MAX_PROCS, np);
+    const std::uint32_t apps = std::max<std::uint32_t>(1, plan.appCount());
+    job.addU32(PMIX_JOB_NUM_APPS, apps);
+    job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
+    job.addString(PMIX_NODE_LIST, nodeList(plan));
+    addAppInfo(job, plan, apps);
+    for (std::uint32_t r = 0; r < np; ++r) {
+        if (np > kPlacedRanksOfOtherSteps && r + 1 < np)
+            continue; // the last rank's always (see addProcInfo)
+        InfoList proc;
+        addPlacement(proc, plan, r);
+        job.addList(PMIX_PROC_DATA, proc);
+    }
+    pmix_data_array_t arr;
+    job.convert(arr);
+    pmix_nspace_t ns;
+    PMIX_LOAD_NSPACE(ns, nspace.c_str());
+    OpWait wait;
+    pmix_status_t rc = wait.wait(PMIx_server_register_nspace(
+        ns, 0, static_cast<pmix_info_t *>(arr.array), arr.size, OpWait::callback, &wait));
+    PMIx_Data_array_destruct(&arr);
+    if (rc != PMIX_SUCCESS)
+        return UserError{"registering the job's other step " + nspace +
+                         " failed: " + PMIx_Error_string(rc)};
+    return {};
+}
+
 Expected<std::map<std::uint32_t, std::vector<std::string>>> PmixHost::clientEnvironments() {
     std::map<std::uint32_t, std::vector<std::string>> out;
     pmix_nspace_t ns;
@@ -441,8 +487,18 @@ pmix_status_t PmixHost::fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
         for (size_t i = 0; i < ninfo; ++i)
             if (PMIX_CHECK_KEY(&info[i], PMIX_COLLECT_DATA))
                 collect = PMIX_INFO_TRUE(&info[i]);
-        auto nodes = self->participants(procs, nprocs);
         std::string bytes(data ? data : "", data ? ndata : 0);
+        for (size_t i = 0; i < nprocs; ++i)
+            if (self->otherStep(procs[i])) {
+                // MPI_Comm_disconnect fences a spawner with its children.
+                self->joinAcrossSteps("fence", procs, nprocs, collect, std::move(bytes),
+                                      [cbfunc, cbdata](pmix_status_t st, std::string all) {
+                                          if (cbfunc)
+                                              completeModex(cbfunc, cbdata, st, std::move(all));
+                                      });
+                return PMIX_SUCCESS;
+            }
+        auto nodes = self->participants(procs, nprocs);
         self->inbox_.post([self, nodes = std::move(nodes), collect, bytes = std::move(bytes),
                            cbfunc, cbdata]() mutable {
             ++(collect ? self->counters_.dataFences : self->counters_.barriers);
@@ -492,6 +548,28 @@ pmix_status_t PmixHost::dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t[
             logError("refusing a direct-modex request for another node's data: a node server "
                      "holds only its own node's");
             return PMIX_ERR_NOT_FOUND;
+        }
+        if (self && proc && self->otherStep(*proc)) {
+            // A rank of another step of the job (after a spawn's connect).
+            const std::string nspace(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN));
+            const std::uint32_t rank = proc->rank;
+            self->inbox_.post([self, nspace, rank, cbfunc, cbdata] {
+                auto it = self->otherSteps_.find(nspace);
+                if (it == self->otherSteps_.end() || !self->collective_ || rank > hub::kLocalMask) {
+                    logError("direct modex for rank " + std::to_string(rank) + " of " + nspace +
+                             " refused: not a step this one is connected to");
+                    completeModex(cbfunc, cbdata, PMIX_ERR_NOT_FOUND, {});
+                    return;
+                }
+                ++self->counters_.modexRemote;
+                self->collective_->otherStepModex(
+                    hub::jobWide(it->second, rank),
+                    [cbfunc, cbdata](pmix_status_t st, std::string bytes) {
+                        if (cbfunc)
+                            completeModex(cbfunc, cbdata, st, std::move(bytes));
+                    });
+            });
+            return PMIX_SUCCESS;
         }
         if (!self || !proc || proc->rank >= self->config_.plan.ranks.size()) {
             // Logged from this thread: the loop may be gone.

@@ -10,6 +10,7 @@
 #include "plan/launch_plan.hpp"
 #include "protocol/timeline/exchange_counters.hpp"
 #include "protocol/wire/name_payloads.hpp"
+#include "protocol/wire/spawn_payloads.hpp"
 #include "served_profile.hpp"
 
 #include <hwloc.h>
@@ -48,6 +49,14 @@ public:
     // hub's reply, or nothing if the hub is gone.
     using NameDone = std::function<void(std::optional<wire::NameReplyMsg>)>;
     virtual void names(wire::NameRequestMsg request, NameDone done) = 0;
+    // Job-wide operations (hub/job_ids.hpp), served by the hub of the
+    // job's first step: a rank's spawn; a collective over processes of
+    // several steps; the data of another step's rank (by job-wide id).
+    using SpawnDone = std::function<void(std::optional<wire::SpawnReplyMsg>)>;
+    virtual void spawn(wire::SpawnRequestMsg request, SpawnDone done) = 0;
+    using JobBarrierDone = std::function<void(std::optional<wire::JobBarrierDoneMsg>)>;
+    virtual void jobBarrier(wire::JobBarrierMsg barrier, JobBarrierDone done) = 0;
+    virtual void otherStepModex(std::uint32_t jobWideRank, DataReply done) = 0;
 };
 
 class PmixHost {
@@ -102,8 +111,8 @@ private:
     static pmix_status_t connectUpcall(const pmix_proc_t procs[], size_t nprocs,
                                        const pmix_info_t info[], size_t ninfo,
                                        pmix_op_cbfunc_t cbfunc, void *cbdata);
-    // PMIx_Spawn (MPI_Comm_spawn): refused for now, saying so on srun's
-    // terminal and in the log.
+    // PMIx_Spawn (MPI_Comm_spawn): to srun, which starts the processes as a
+    // new step of the job (pmix_spawn.cpp).
     static pmix_status_t spawnUpcall(const pmix_proc_t *proc, const pmix_info_t jobInfo[],
                                      size_t ninfo, const pmix_app_t apps[], size_t napps,
                                      pmix_spawn_cbfunc_t cbfunc, void *cbdata);
@@ -126,6 +135,22 @@ private:
                                      pmix_op_cbfunc_t cbfunc, void *cbdata);
 
     Expected<void> registerNamespace();
+    // Another step of the job (spawned, or the spawner), so that the
+    // library knows its ranks live elsewhere and asks for their data
+    // (direct modex, through the job's hub). Loop thread.
+    Expected<void> registerOtherNamespace(const std::string &nspace, const LaunchPlan &plan);
+    // Registers the steps not known yet; false (logged) if one fails.
+    bool learnSteps(const std::vector<wire::JobStepEntry> &steps);
+    // Whether a process is of another step than this one. Any thread.
+    bool otherStep(const pmix_proc_t &proc) const;
+    // A connect, disconnect or fence over processes of several steps: a
+    // job-wide barrier through the job's hub; done gets every node's data
+    // once each has registered the others' namespaces. Any thread.
+    void joinAcrossSteps(const char *what, const pmix_proc_t procs[], size_t nprocs, bool collect,
+                         std::string data, DataReply done);
+    // A rank's spawn, on the loop thread.
+    void spawn(std::uint32_t rank, wire::SpawnRequestMsg request, pmix_spawn_cbfunc_t cbfunc,
+               void *cbdata);
     std::vector<std::uint32_t> participants(const pmix_proc_t procs[], size_t nprocs) const;
 
     const StepConfig &config_;
@@ -143,6 +168,9 @@ private:
     void serveHeldModex(pmix_status_t status);
     ServedProfile profile_;
     timeline::ExchangeCounters counters_; // loop thread
+    // The job's other steps this server registered: namespace -> index
+    // (hub/job_ids.hpp). Loop thread.
+    std::map<std::string, std::uint32_t> otherSteps_;
 };
 
 } // namespace stepmap::server

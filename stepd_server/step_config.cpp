@@ -45,7 +45,10 @@ Expected<Arguments> readArguments(int argc, char **argv) {
                                   "--tcp-if-exclude",
                                   "--site-modex-ports",
                                   "--resv-ports",
-                                  "--log-level"};
+                                  "--log-level",
+                                  "--job-hub",
+                                  "--job-step",
+                                  "--spawn-parent"};
     Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -124,6 +127,39 @@ Expected<void> readOptionalArguments(Arguments &args, StepConfig &c) {
     return {};
 }
 
+// A spawned step's link to its job's hub: --job-hub HOST:PORT, --job-step
+// INDEX (1..255), STEPMAP_JOB_SECRET, and who spawned it (--spawn-parent
+// NSPACE:RANK, for PMIX_PARENT_ID). All or none of the first three.
+Expected<void> readJobHub(Arguments &args, StepConfig &c) {
+    if (!args.count("--job-hub") && !args.count("--job-step"))
+        return {};
+    long long v = 0;
+    const std::string &hub = args["--job-hub"];
+    const auto colon = hub.rfind(':');
+    if (colon == std::string::npos || colon == 0 || !toInt(hub.substr(colon + 1), 1, 65535, v))
+        return UserError{"bad --job-hub '" + hub + "' (expected HOST:PORT)"};
+    c.jobHubHost = hub.substr(0, colon);
+    c.jobHubPort = static_cast<int>(v);
+    if (!toInt(args["--job-step"], 1, 255, v))
+        return UserError{"bad --job-step '" + args["--job-step"] + "' (1 to 255)"};
+    c.jobStep = static_cast<std::uint32_t>(v);
+    const char *secretHex = std::getenv("STEPMAP_JOB_SECRET");
+    auto secret = secretHex ? wire::decodeSecretHex(secretHex) : std::nullopt;
+    if (!secret)
+        return UserError{"STEPMAP_JOB_SECRET is missing or not 64 hex digits"};
+    c.jobSecret = std::move(*secret);
+    if (args.count("--spawn-parent")) {
+        const std::string &parent = args["--spawn-parent"];
+        const auto at = parent.rfind(':');
+        if (at == std::string::npos || at == 0 || at > 255 ||
+            !toInt(parent.substr(at + 1), 0, 0xFFFFFFFELL, v))
+            return UserError{"bad --spawn-parent '" + parent + "' (expected NSPACE:RANK)"};
+        c.parentNspace = parent.substr(0, at);
+        c.parentRank = static_cast<std::uint32_t>(v);
+    }
+    return {};
+}
+
 // STEPMAP_PROFILE, STEPMAP_PROFILE_1, ... joined, if srun shipped a profile
 // (in pieces: one environment string holds at most 128 KiB).
 void readProfile(StepConfig &c) {
@@ -188,6 +224,8 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
     c.readyFd = static_cast<int>(v);
     if (auto optional = readOptionalArguments(args, c); !optional)
         return optional.error();
+    if (auto job = readJobHub(args, c); !job)
+        return job.error();
     const std::string &hub = args["--hub"];
     auto colon = hub.rfind(':');
     if (colon == std::string::npos || !toInt(hub.substr(colon + 1), 1, 65535, v))

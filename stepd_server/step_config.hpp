@@ -59,6 +59,16 @@ struct StepConfig {
     // reason, never a reason not to serve the step.
     std::optional<topology::Profile> profile;
     std::string profileProblem;
+    // A spawned step (hub/job_ids.hpp): its index in the job's tree of
+    // steps and the hub of the step that spawned the first of them, which
+    // serves the job-wide operations; and the rank that spawned it. For
+    // the first step, jobStep is 0 and its own hub serves them.
+    std::uint32_t jobStep = 0;
+    std::string jobHubHost;
+    int jobHubPort = 0;
+    std::string jobSecret; // raw bytes
+    std::string parentNspace;
+    std::uint32_t parentRank = 0;
 };
 
 // The server's directory as its clients name it.
@@ -70,7 +80,9 @@ std::string clientTmpdir(const StepConfig &c);
 //       [--client-auth munge|native] [--modex fence|async|profile --modex-ports BASE-END]
 //       [--site-modex-ports BASE-END] [--resv-ports LIST]
 //       [--tcp-if-include LIST] [--tcp-if-exclude LIST]
-// environment: STEPMAP_PLAN, STEPMAP_SECRET, STEPMAP_PROFILE and its further
+//       [--job-hub HOST:PORT --job-step INDEX [--spawn-parent NSPACE:RANK]]
+// environment: STEPMAP_PLAN, STEPMAP_SECRET, STEPMAP_JOB_SECRET (with
+// --job-hub), STEPMAP_PROFILE and its further
 // pieces STEPMAP_PROFILE_1 ... _15 (optional)
 Expected<StepConfig> parseStepConfig(int argc, char **argv);
 

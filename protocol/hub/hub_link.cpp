@@ -114,6 +114,10 @@ bool HubLink::handle(wire::Frame &f) {
         return onProfileVerdict(f);
     case MessageType::NameReply:
         return onNameReply(f);
+    case MessageType::SpawnReply:
+        return onSpawnReply(f);
+    case MessageType::JobBarrierDone:
+        return onJobBarrierDone(f);
     case MessageType::FenceQuery:
         return onFenceQuery(f);
     case MessageType::DmodexResponse: {
@@ -480,6 +484,7 @@ void HubLink::failAll(const std::string &why) {
     names_.clear();
     for (auto &[id, done] : names)
         done(std::nullopt);
+    failJobOperations();
 }
 
 } // namespace stepmap::hub

@@ -14,6 +14,7 @@
 #include "protocol/uv/frame_connection.hpp"
 #include "protocol/uv/uv_handle.hpp"
 #include "protocol/wire/name_payloads.hpp"
+#include "protocol/wire/spawn_payloads.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -106,6 +107,15 @@ public:
     // nothing if the link went first. request.id is the link's to set.
     using NameDone = std::function<void(std::optional<wire::NameReplyMsg>)>;
     void names(wire::NameRequestMsg request, NameDone done);
+    // Job-wide operations (hub_link_job.cpp; hub/job_ids.hpp): a rank's
+    // spawn (done gets srun's answer, or nothing if the link went first),
+    // a spawned step's servers saying which step they serve (first, on
+    // their link to the job's hub), and collectives over several steps.
+    using SpawnDone = std::function<void(std::optional<wire::SpawnReplyMsg>)>;
+    void spawn(wire::SpawnRequestMsg request, SpawnDone done);
+    void guestStep(const wire::GuestStepMsg &step);
+    using JobBarrierDone = std::function<void(std::optional<wire::JobBarrierDoneMsg>)>;
+    void jobBarrier(wire::JobBarrierMsg barrier, JobBarrierDone done);
     // A mark of the server's, made after the link took its marks.
     void mark(timeline::Mark mark) { timeline_.record(mark); }
 
@@ -143,6 +153,9 @@ private:
     // watches it for the fence deadline; done cancels the watch.
     DataReply watchFence(const std::vector<std::uint32_t> &nodes, DataReply done);
     bool onNameReply(const wire::Frame &f);
+    bool onSpawnReply(const wire::Frame &f);
+    bool onJobBarrierDone(const wire::Frame &f);
+    void failJobOperations();
     void send(wire::MessageType type, std::string payload);
     void failAll(const std::string &why);
     // Completes a direct-modex request; a failure is logged with its reason.
@@ -184,6 +197,9 @@ private:
     std::map<std::uint64_t, FenceWatch> fenceWatches_;
     std::uint64_t nextNameId_ = 1;
     std::map<std::uint64_t, NameDone> names_;
+    std::uint64_t nextSpawnId_ = 1;
+    std::map<std::uint64_t, SpawnDone> spawns_;
+    std::map<std::string, JobBarrierDone> jobBarriers_;
     // For the per-step log at exit.
     unsigned fencesDone_ = 0, modexAsked_ = 0;
     // The link's part of the exchange counters: network bytes, requests answered.

@@ -1,8 +1,7 @@
 #include "protocol/hub/rendezvous_hub.hpp"
 
-#include "protocol/hub/fence_probes.hpp"
-#include "protocol/hub/handshake_gate.hpp"
-#include "protocol/hub/name_service.hpp"
+#include "protocol/hub/job_ids.hpp"
+#include "protocol/hub/rendezvous_state.hpp"
 #include "protocol/hub/tree_shape.hpp"
 #include "protocol/timeline/step_timeline.hpp"
 
@@ -32,115 +31,6 @@
 #include <thread>
 
 namespace stepmap::hub {
-
-using wire::MessageType;
-
-struct RendezvousHub::State {
-    std::vector<std::uint32_t> nodeOfRank;
-    std::set<std::uint32_t> serverNodes; // nodes that run a server
-    std::string secret;
-    Events events;
-    Settings settings;
-
-    uv_loop_t loop{};
-    uvnet::UvHandlePtr<uv_tcp_t> listener;
-    uvnet::UvHandlePtr<uv_async_t> wakeup;
-    uvnet::UvHandlePtr<uv_timer_t> deadline;
-    uvnet::UvHandlePtr<uv_timer_t> sweep; // closes peers that did not authenticate in time
-    std::set<std::uint32_t> everConnected;
-    int port = 0;
-    std::string address; // numeric host, as bound
-    std::thread thread;
-
-    std::mutex mutex; // guards the shutdown request
-    bool shutdownRequested = false;
-    int shutdownStatus = 0;
-    std::string shutdownReason;
-    bool stopping = false;
-
-    enum class PeerState {
-        Unauthenticated, // may send only its Hello, within the handshake deadline
-        Joined,          // the server of `node`
-        Leaving,         // said goodbye, or flushed at the end: its close is no failure
-    };
-    struct Peer {
-        uvnet::FrameConnection::Ptr conn;
-        PeerState state = PeerState::Unauthenticated;
-        std::uint32_t node = 0;
-    };
-    // Every connection, owned here until it is closed.
-    std::map<uvnet::FrameConnection *, Peer> peers;
-    std::map<std::uint32_t, uvnet::FrameConnection *> servers; // the joined ones, by node
-    // Who may wait in PeerState::Unauthenticated, and who gives way.
-    std::unique_ptr<HandshakeGate> gate;
-    // At the end, connections that do not take their last frames in time
-    // are cut, so a vanished node cannot keep srun from exiting.
-    uvnet::UvHandlePtr<uv_timer_t> closeDeadline;
-
-    struct Fence {
-        std::set<std::uint32_t> expected;
-        std::map<std::uint32_t, std::string> data;
-    };
-    std::map<std::string, Fence> fences;
-    // What each server holds in fences not yet complete (Settings' caps).
-    struct FenceLoad {
-        std::size_t fences = 0;
-        std::size_t bytes = 0;
-    };
-    std::map<std::uint32_t, FenceLoad> fenceLoad;
-    // The fence tree: where each server with children takes them.
-    std::uint32_t fanOut = 0;
-    std::map<std::uint32_t, std::pair<std::string, std::uint32_t>> treeListeners;
-    // Direct-modex requests for nodes whose server has not connected yet,
-    // with the node that asked; sent on as soon as it does (each requester
-    // has its own deadline). How many each server has waiting.
-    std::map<std::uint32_t, std::vector<std::pair<std::uint32_t, std::string>>> waitingForServer;
-    std::map<std::uint32_t, std::size_t> waitingFrom;
-    // The profile rendezvous: each server's say on its own entry; the
-    // verdict goes out once every server has said it, or a while after the
-    // first did (a server that never says, an older one or one that got no
-    // profile, is withheld rather than left to hold the others).
-    std::map<std::uint32_t, bool> profileStates;
-    std::optional<std::string> profileVerdict; // the payload, once sent
-    uvnet::UvHandlePtr<uv_timer_t> profileDeadline;
-    // The step's published names (MPI_Publish_name, the ports of
-    // MPI_Comm_accept/connect); waiting lookups expire with the sweep.
-    NameService names;
-    std::map<std::uint32_t, unsigned> notices; // per server
-    // Fences a server said outlived the deadline (hub/fence_probes.hpp).
-    std::unique_ptr<FenceProbes> fenceProbes;
-
-    // Loop thread, after start.
-    Expected<void> listen();
-    void startTimers();
-    void runLoop();
-    void admit(uv_stream_t *server);
-    std::vector<uvnet::FrameConnection *> peersIn(PeerState state) const;
-    void onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
-    void onClosed(uvnet::FrameConnection &c, const std::string &why);
-    void join(Peer &peer);
-    void handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f);
-    void onFence(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void onTreeListen(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void onTreeRelay(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    // Tells child where its tree parent listens, once both are known.
-    void sendTreeParent(std::uint32_t child);
-    void onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void onRankExit(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void onProfileState(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void onNameRequest(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void sendNameAnswer(const NameAnswer &answer);
-    void onFenceStuck(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void onNotice(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void onFenceEntered(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
-    void expireNames();
-    void sendProfileVerdict();
-    void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
-    void fail(const std::string &why);
-    void onWakeup();
-    void onConnectDeadline();
-    void stopLoop();
-};
 
 namespace {
 
@@ -234,15 +124,20 @@ void RendezvousHub::State::join(Peer &peer) {
     auto &c = *peer.conn;
     gate->leave(c);
     std::uint32_t node = c.channel().peerNode();
-    if (!serverNodes.count(node) || servers.count(node)) {
+    // A spawned step's server (a guest) uses this hub for the job-wide
+    // operations only: no fence tree, no say in the step's start.
+    const bool guest = stepOf(node) != 0;
+    if (!(guest ? jobSteps->mayJoin(node) : serverNodes.count(node) > 0) || servers.count(node)) {
         c.close("unexpected or duplicate server for node " + std::to_string(node));
         return;
     }
     peer.state = PeerState::Joined;
     peer.node = node;
     servers[node] = &c;
+    c.send(MessageType::Welcome, wire::encode(wire::WelcomeMsg{guest ? 0 : fanOut}));
+    if (guest)
+        return;
     everConnected.insert(node);
-    c.send(MessageType::Welcome, wire::encode(wire::WelcomeMsg{fanOut}));
     if (fanOut > 0 && node > 0)
         sendTreeParent(node);
     if (events.onJoined)
@@ -257,7 +152,21 @@ void RendezvousHub::State::join(Peer &peer) {
 }
 
 void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f) {
+    if (stepOf(node) != 0 && !guestMaySend(f.type)) {
+        c.close("message type " + std::to_string(static_cast<int>(f.type)) +
+                " from a spawned step's server");
+        return;
+    }
     switch (f.type) {
+    case MessageType::Spawn:
+        onSpawn(node, c, f);
+        return;
+    case MessageType::GuestStep:
+        onGuestStep(node, c, f);
+        return;
+    case MessageType::JobBarrier:
+        onJobBarrier(node, c, f);
+        return;
     case MessageType::Fence:
         onFence(node, c, f);
         return;
@@ -272,7 +181,7 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
         return;
     case MessageType::DmodexResponse: {
         auto m = wire::decodeDmodexResponse(f.payload);
-        if (!m || !serverNodes.count(m->originNode)) {
+        if (!m || !isServer(m->originNode)) {
             c.close("malformed direct modex response");
             return;
         }
@@ -313,7 +222,7 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
             c.close("malformed timeline");
             return;
         }
-        if (events.onTimeline)
+        if (events.onTimeline && stepOf(node) == 0)
             events.onTimeline(node, std::move(*marks));
         return;
     }
@@ -323,7 +232,7 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
             c.close("malformed exchange counters");
             return;
         }
-        if (events.onExchange)
+        if (events.onExchange && stepOf(node) == 0)
             events.onExchange(node, *counters);
         return;
     }
@@ -445,11 +354,12 @@ void RendezvousHub::State::sendTreeParent(std::uint32_t child) {
 void RendezvousHub::State::onDmodexRequest(std::uint32_t node, uvnet::FrameConnection &c,
                                            const wire::Frame &f) {
     auto m = wire::decodeDmodexRequest(f.payload);
-    if (!m || m->rank >= nodeOfRank.size() || m->originNode != node) {
+    auto ownerNode = m ? nodeOf(m->rank) : std::nullopt;
+    if (!ownerNode || m->originNode != node) {
         c.close("malformed direct modex request");
         return;
     }
-    std::uint32_t owner = nodeOfRank[m->rank];
+    std::uint32_t owner = *ownerNode;
     if (!servers.count(owner)) {
         if (waitingFrom[node] >= settings.maxWaitingRequestsPerServer) {
             c.close("more than " + std::to_string(settings.maxWaitingRequestsPerServer) +
@@ -467,7 +377,7 @@ void RendezvousHub::State::onNameRequest(std::uint32_t node, uvnet::FrameConnect
                                          const wire::Frame &f) {
     auto m = wire::decodeNameRequest(f.payload);
     // Only for the server's own ranks: a node cannot publish as another's.
-    if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node) {
+    if (!m || nodeOf(m->rank) != node) {
         c.close("malformed name request");
         return;
     }
@@ -510,7 +420,8 @@ void RendezvousHub::State::sendNameAnswer(const NameAnswer &answer) {
     reply.id = answer.id;
     reply.status = static_cast<std::uint8_t>(answer.status);
     for (const NameEntry &e : answer.entries)
-        reply.entries.push_back({e.key, e.rank, e.value});
+        reply.entries.push_back(
+            {e.key, localOf(e.rank), e.value, jobSteps->nspaceOf(stepOf(e.rank))});
     sendTo(answer.node, MessageType::NameReply, wire::encode(reply));
 }
 
@@ -522,12 +433,15 @@ void RendezvousHub::State::expireNames() {
 void RendezvousHub::State::onNotice(std::uint32_t node, uvnet::FrameConnection &c,
                                     const wire::Frame &f) {
     auto m = wire::decodeNotice(f.payload);
-    if (!m || m->rank >= nodeOfRank.size() || nodeOfRank[m->rank] != node) {
+    if (!m || nodeOf(m->rank) != node) {
         c.close("malformed notice");
         return;
     }
     if (++notices[node] <= kMaxNoticesPerServer && events.onNotice)
-        events.onNotice(m->rank, m->text);
+        events.onNotice(localOf(m->rank),
+                        stepOf(m->rank) == 0
+                            ? m->text
+                            : "(spawned step " + jobSteps->tagOf(stepOf(m->rank)) + ") " + m->text);
 }
 
 void RendezvousHub::State::onFenceStuck(std::uint32_t node, uvnet::FrameConnection &c,
@@ -637,7 +551,12 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
     peers.erase(it); // the connection's memory goes once libuv is done with it
     if (stopping && peers.empty())
         closeDeadline.reset();
-    if (lost) {
+    if (lost && stepOf(node) != 0) {
+        // A spawned step's server: that step's srun reports its loss.
+        servers.erase(node);
+        names.forgetNode(node);
+        jobSteps->forget(stepOf(node));
+    } else if (lost) {
         servers.erase(node);
         names.forgetNode(node);
         fail("lost the stepmap server of node index " + std::to_string(node) + ": " + why);
@@ -654,6 +573,7 @@ void RendezvousHub::State::onWakeup() {
         status = shutdownStatus;
         reason = shutdownReason;
     }
+    takeSpawnFailures();
     if (!stop || stopping)
         return;
     std::string payload = wire::encode(wire::ShutdownMsg{status, reason});
@@ -870,6 +790,7 @@ Expected<std::unique_ptr<RendezvousHub>> RendezvousHub::start(std::vector<std::u
     st->secret = std::move(secret);
     st->events = std::move(events);
     st->settings = settings;
+    st->jobSteps = std::make_unique<JobSteps>(settings.nspace, settings.plan, st->nodeOfRank);
     // The tree needs servers on nodes 0..nodeCount-1, as plans place them.
     const bool everyNode = st->serverNodes.size() == nodeCount && nodeCount > 1;
     st->fanOut = everyNode ? settings.fenceFanOut : 0;
@@ -924,6 +845,16 @@ double RendezvousHub::cpuMs() const {
         clock_gettime(clock, &used) != 0)
         return 0;
     return static_cast<double>(used.tv_sec) * 1e3 + static_cast<double>(used.tv_nsec) / 1e6;
+}
+
+void RendezvousHub::spawnFailed(std::uint32_t index, const std::string &why) {
+    if (!state_ || !state_->thread.joinable())
+        return;
+    std::lock_guard lock(state_->mutex);
+    if (state_->shutdownRequested)
+        return;
+    state_->spawnFailures.emplace_back(index, why);
+    uv_async_send(state_->wakeup.get());
 }
 
 void RendezvousHub::shutdown(int status, const std::string &reason) {

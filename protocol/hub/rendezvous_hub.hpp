@@ -12,6 +12,7 @@
 #include "protocol/timeline/exchange_counters.hpp"
 #include "protocol/timeline/step_timeline.hpp"
 #include "protocol/wire/message.hpp"
+#include "protocol/wire/spawn_payloads.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -46,6 +47,14 @@ public:
         // A server's exchange counters as it leaves (srun -v). Hub thread.
         std::function<void(std::uint32_t node, const timeline::ExchangeCounters &counters)>
             onExchange;
+        // A rank asked to spawn processes (PMIx_Spawn): srun starts them as
+        // step `index` of the job (hub/job_ids.hpp), whose servers then join
+        // this hub as guests; srun calls spawnFailed if it cannot. Without
+        // it spawns are refused. Hub thread.
+        std::function<void(std::uint32_t index, const wire::SpawnRequestMsg &request)> onSpawn;
+        // Every server of spawned step `index` ("<job>.<step>") joined: its
+        // processes are starting. Hub thread.
+        std::function<void(std::uint32_t index, const std::string &stepTag)> onSpawned;
     };
 
     // Notices a server may send; more are counted, not passed on, so that
@@ -93,6 +102,10 @@ public:
         int fenceTimeoutSec = 0;
         // The plan's node names, for messages (else "node index N").
         std::vector<std::string> nodeNames;
+        // The step's PMIx namespace and encoded plan, for the job-wide
+        // operations (spawned steps connect to this one by them).
+        std::string nspace;
+        std::string plan;
     };
 
     // nodeOfRank: the plan's node index per rank; servers run on the nodes
@@ -110,6 +123,9 @@ public:
     std::string address() const;
     // CPU time the hub's thread used so far (ms): what the step costs srun.
     double cpuMs() const;
+    // srun could not start spawned step `index` (why, for the rank that
+    // asked). Any thread.
+    void spawnFailed(std::uint32_t index, const std::string &why);
     // Tells every server the step is over (status, reason) and stops.
     void shutdown(int status, const std::string &reason);
 

@@ -44,6 +44,12 @@ enum class MessageType : std::uint8_t {
     FenceStuck = 23,
     FenceQuery = 24,
     FenceEntered = 25,
+    // Job-wide operations (wire/spawn_payloads.hpp, hub/job_ids.hpp):
+    Spawn = 26,          // server -> hub: a rank's PMIx_Spawn (SpawnRequestMsg)
+    SpawnReply = 27,     // hub -> server: the children's namespace, or why not
+    GuestStep = 28,      // a spawned step's server -> the job's hub: its step
+    JobBarrier = 29,     // server -> hub: a collective over several steps
+    JobBarrierDone = 30, // hub -> server: its result and the steps it joined
 };
 
 constexpr std::size_t kNonceSize = 16;

@@ -88,6 +88,7 @@ std::string encode(const NameReplyMsg &m) {
         w.blob(e.key);
         w.u32(e.rank);
         w.blob(e.value);
+        w.blob(e.nspace);
     }
     return text(w);
 }
@@ -108,9 +109,10 @@ std::optional<NameReplyMsg> decodeNameReply(const std::string &s) {
         auto key = r.blob(kMaxNameKey);
         auto rank = r.u32();
         auto value = key && rank ? r.blob(kMaxNameValue) : std::nullopt;
-        if (!value)
+        auto nspace = value ? r.blob(255) : std::nullopt;
+        if (!nspace)
             return std::nullopt;
-        m.entries.push_back({std::move(*key), *rank, std::move(*value)});
+        m.entries.push_back({std::move(*key), *rank, std::move(*value), std::move(*nspace)});
     }
     if (!r.atEnd())
         return std::nullopt;

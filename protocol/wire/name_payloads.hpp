@@ -38,8 +38,9 @@ struct NameReplyMsg {
     std::uint8_t status = 0; // hub::NameStatus
     struct Entry {
         std::string key;
-        std::uint32_t rank = 0;
+        std::uint32_t rank = 0; // the publisher, in its step
         std::string value;
+        std::string nspace; // the publisher's step
     };
     std::vector<Entry> entries;
 };

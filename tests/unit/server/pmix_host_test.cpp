@@ -97,6 +97,40 @@ public:
         }
         done(PMIX_ERR_NOT_FOUND, {});
     }
+    // A spawn answered as srun would once the children's servers joined;
+    // a job-wide barrier as if every other node had entered it, naming
+    // another.step (with the plan of spawnPlan) among its steps.
+    std::string spawnPlan;
+    void spawn(wire::SpawnRequestMsg request, SpawnDone done) override {
+        {
+            std::lock_guard lock(mutex_);
+            spawns_.push_back(request);
+        }
+        done(wire::SpawnReplyMsg{request.id, true, "spawned.step", 1, spawnPlan, ""});
+    }
+    std::vector<wire::SpawnRequestMsg> spawns() {
+        std::lock_guard lock(mutex_);
+        return spawns_;
+    }
+    void jobBarrier(wire::JobBarrierMsg barrier, JobBarrierDone done) override {
+        {
+            std::lock_guard lock(mutex_);
+            jobBarriers_.push_back(barrier);
+        }
+        done(wire::JobBarrierDoneMsg{
+            barrier.label, true, barrier.data, "", {{"another.step", 2, spawnPlan}}});
+    }
+    std::vector<wire::JobBarrierMsg> jobBarriers() {
+        std::lock_guard lock(mutex_);
+        return jobBarriers_;
+    }
+    void otherStepModex(std::uint32_t rank, DataReply done) override {
+        {
+            std::lock_guard lock(mutex_);
+            modexRanks_.push_back(rank);
+        }
+        done(PMIX_ERR_NOT_FOUND, {});
+    }
     void notice(std::uint32_t rank, std::string text) override {
         std::lock_guard lock(mutex_);
         notices_.push_back(std::to_string(rank) + " " + text);
@@ -159,6 +193,8 @@ public:
 private:
     hub::NameService nameService_;
     std::vector<std::string> notices_;
+    std::vector<wire::SpawnRequestMsg> spawns_;
+    std::vector<wire::JobBarrierMsg> jobBarriers_;
     std::vector<std::pair<std::string, std::vector<std::uint32_t>>> barriers_;
     std::vector<wire::NameRequestMsg> nameRequests_;
     std::mutex mutex_;
@@ -459,6 +495,7 @@ protected:
             std::make_unique<PmixHost>(shared().config, *shared().inbox,
                                        shared().step.topology.get(), shared().step.cpuset.get());
         shared().host->setCollective(&shared().collective);
+        shared().collective.spawnPlan = encodePlan(shared().config.plan);
         shared().host->serveProfile(servedProfile());
         shared().loopThread = std::thread([] { uv_run(&shared().loop, UV_RUN_DEFAULT); });
         if (auto started = shared().host->start(); !started)
@@ -954,25 +991,34 @@ TEST_F(PmixHostTest, ConnectingRanksOfTheStepIsABarrierOfTheirNodes) {
     EXPECT_EQ(barriers[0].second, (std::vector<std::uint32_t>{1, 2}));
 }
 
-TEST_F(PmixHostTest, ConnectingToAnotherStepIsRefusedAndSaysWhy) {
-    EXPECT_EQ(shared().nameAnswers[2]["connect-other"], "!NOT-SUPPORTED");
-    EXPECT_NE(shared().loggedNames.find("PMIx_Connect with processes of namespace another.step, "
-                                        "not this step's"),
+// Another step's processes (a spawner's children): a barrier through the
+// job's hub, named by every process it joins, after which the other
+// step's namespace is registered here.
+TEST_F(PmixHostTest, ConnectingToAnotherStepIsAJobWideBarrier) {
+    EXPECT_EQ(shared().nameAnswers[2]["connect-other"], "ok");
+    const auto barriers = shared().collective.jobBarriers();
+    ASSERT_EQ(barriers.size(), 1u);
+    const std::string self = shared().config.nspace;
+    EXPECT_EQ(barriers[0].label, "connect another.step:0," + self + ":2,");
+    EXPECT_EQ(barriers[0].procs,
+              (std::vector<std::pair<std::string, std::uint32_t>>{{"another.step", 0}, {self, 2}}));
+    EXPECT_NE(shared().loggedNames.find("registered the job's step another.step"),
               std::string::npos)
         << shared().loggedNames;
 }
 
-// Until spawned processes are started, MPI_Comm_spawn fails at once, with
-// the reason on srun's terminal (a notice through the hub) and in the log.
-TEST_F(PmixHostTest, ASpawnIsRefusedWithItsReasonForSrunsTerminal) {
-    EXPECT_EQ(shared().nameAnswers[2]["spawn/3"], "!NOT-SUPPORTED");
-    const auto notices = shared().collective.notices();
-    ASSERT_EQ(notices.size(), 1u);
-    EXPECT_EQ(notices[0], "2 MPI_Comm_spawn (PMIx_Spawn) of /bin/true, 3 processes: stepmap does "
-                          "not start spawned processes yet, so the spawn fails (MPI_ERR_SPAWN); "
-                          "to spawn, run the program with mpirun inside the allocation "
-                          "(salloc ... mpirun ...)");
-    EXPECT_NE(shared().loggedNames.find("rank 2: MPI_Comm_spawn (PMIx_Spawn) of /bin/true"),
+// MPI_Comm_spawn goes to srun (through the hub) with what the rank asked,
+// and the rank learns the children's namespace from srun's answer.
+TEST_F(PmixHostTest, ASpawnGoesToSrunAndAnswersTheChildrensNamespace) {
+    EXPECT_EQ(shared().nameAnswers[2]["spawn/3"], "ok:spawned.step");
+    const auto spawns = shared().collective.spawns();
+    ASSERT_EQ(spawns.size(), 1u);
+    EXPECT_EQ(spawns[0].cmd, "/bin/true");
+    EXPECT_EQ(spawns[0].maxprocs, 3u);
+    EXPECT_EQ(spawns[0].rank, 2u);
+    EXPECT_EQ(spawns[0].parentNspace, shared().config.nspace);
+    EXPECT_FALSE(spawns[0].cwd.empty()); // the client fills it in
+    EXPECT_NE(shared().loggedNames.find("rank 2 spawned 3 x /bin/true as spawned.step"),
               std::string::npos)
         << shared().loggedNames;
 }

@@ -18,7 +18,7 @@
 //   unpublish/K  PMIx_Unpublish of K
 //   connect-with/R     PMIx_Connect of this rank and rank R
 //   connect-other      PMIx_Connect with a process of another namespace
-//   spawn/N      PMIx_Spawn of N copies of /bin/true
+//   spawn/N      PMIx_Spawn of N copies of /bin/true ("ok:<their namespace>")
 // The first line is "me=<rank>".
 
 #include <pmix.h>
@@ -214,7 +214,7 @@ std::string spawn(int copies) {
     char child[PMIX_MAX_NSLEN + 1] = "";
     pmix_status_t rc = PMIx_Spawn(nullptr, 0, &app, 1, child);
     PMIX_APP_DESTRUCT(&app);
-    return status(rc);
+    return rc == PMIX_SUCCESS ? "ok:" + std::string(child) : status(rc);
 }
 
 } // namespace

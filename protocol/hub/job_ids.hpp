@@ -1,0 +1,30 @@
+#pragma once
+
+// Job-wide names of ranks and node servers. The first step of a job (the
+// one whose srun spawns) is step index 0; every step spawned from it or
+// from its children gets the next index (1, 2, ...; at most kMaxSteps) and
+// its servers join the first step's hub as guests. A rank or a node of
+// step s is known there as s << 24 | its index in the step, so that the
+// hub's names, barriers and direct modex cover every step of the tree with
+// the same 32-bit fields. A spawned step holds fewer than 2^24 ranks.
+
+#include <cstdint>
+
+namespace stepmap::hub {
+
+constexpr unsigned kStepShift = 24;
+constexpr std::uint32_t kLocalMask = (1u << kStepShift) - 1;
+constexpr std::uint32_t kMaxSteps = 255;         // spawned steps of one job tree
+constexpr std::uint32_t kAllRanks = 0xFFFFFFFFu; // PMIX_RANK_WILDCARD on the wire
+
+constexpr std::uint32_t jobWide(std::uint32_t step, std::uint32_t local) {
+    return step << kStepShift | local;
+}
+constexpr std::uint32_t stepOf(std::uint32_t id) {
+    return id >> kStepShift;
+}
+constexpr std::uint32_t localOf(std::uint32_t id) {
+    return id & kLocalMask;
+}
+
+} // namespace stepmap::hub

@@ -1,0 +1,167 @@
+// The hub's job-wide operations: a rank's spawn (handed to srun, answered
+// once every server of the new step joined here as a guest) and
+// collectives over processes of several steps (PMIx_Connect, _Disconnect,
+// fences across namespaces). Loop thread.
+
+#include "protocol/hub/job_ids.hpp"
+#include "protocol/hub/rendezvous_state.hpp"
+#include "protocol/wire/payloads.hpp"
+#include "protocol/wire/spawn_payloads.hpp"
+
+namespace stepmap::hub {
+
+bool RendezvousHub::State::isServer(std::uint32_t node) const {
+    return stepOf(node) == 0 ? serverNodes.count(node) > 0 : servers.count(node) > 0;
+}
+
+std::optional<std::uint32_t> RendezvousHub::State::nodeOf(std::uint32_t rank) const {
+    if (stepOf(rank) == 0)
+        return rank < nodeOfRank.size() ? std::optional<std::uint32_t>(nodeOfRank[rank])
+                                        : std::nullopt;
+    return jobSteps->nodeOf(rank);
+}
+
+bool RendezvousHub::State::guestMaySend(MessageType type) const {
+    switch (type) {
+    case MessageType::GuestStep:
+    case MessageType::Spawn:
+    case MessageType::JobBarrier:
+    case MessageType::NameRequest:
+    case MessageType::DmodexRequest:
+    case MessageType::DmodexResponse:
+    case MessageType::Notice:
+    case MessageType::Timeline:
+    case MessageType::Exchange:
+    case MessageType::Shutdown:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void RendezvousHub::State::onSpawn(std::uint32_t node, uvnet::FrameConnection &c,
+                                   const wire::Frame &f) {
+    auto m = wire::decodeSpawnRequest(f.payload);
+    if (!m || nodeOf(m->rank) != node) {
+        c.close("malformed spawn request");
+        return;
+    }
+    const auto refuse = [&](const std::string &why) {
+        sendTo(node, MessageType::SpawnReply,
+               wire::encode(wire::SpawnReplyMsg{m->id, false, "", 0, "", why}));
+    };
+    if (!events.onSpawn) {
+        refuse("this srun does not start spawned processes");
+        return;
+    }
+    auto index = jobSteps->open(node, m->id);
+    if (!index) {
+        refuse("the job already spawned " + std::to_string(kMaxSteps) + " steps");
+        return;
+    }
+    events.onSpawn(*index, *m);
+}
+
+void RendezvousHub::State::onGuestStep(std::uint32_t node, uvnet::FrameConnection &c,
+                                       const wire::Frame &f) {
+    auto m = wire::decodeGuestStep(f.payload);
+    if (!m) {
+        c.close("malformed guest step");
+        return;
+    }
+    auto complete = jobSteps->guestJoined(node, *m);
+    if (!complete) {
+        c.close(complete.error().message);
+        return;
+    }
+    if (!*complete)
+        return;
+    if (events.onSpawned)
+        events.onSpawned(stepOf(node), m->stepTag);
+    answerSpawn(stepOf(node), true, "");
+}
+
+void RendezvousHub::State::answerSpawn(std::uint32_t index, bool ok, const std::string &message) {
+    auto requester = jobSteps->answer(index);
+    if (!requester)
+        return;
+    wire::SpawnReplyMsg reply{requester->requestId, ok, "", 0, "", message};
+    if (ok) {
+        reply.index = index;
+        auto entries = jobSteps->entriesOf({{jobSteps->nspaceOf(index), kAllRanks}});
+        reply.nspace = entries.at(0).nspace;
+        reply.plan = entries.at(0).plan;
+    }
+    sendTo(requester->node, MessageType::SpawnReply, wire::encode(reply));
+}
+
+void RendezvousHub::State::takeSpawnFailures() {
+    std::vector<std::pair<std::uint32_t, std::string>> failed;
+    {
+        std::lock_guard lock(mutex);
+        failed.swap(spawnFailures);
+    }
+    for (const auto &[index, why] : failed) {
+        answerSpawn(index, false, why);
+        jobSteps->forget(index);
+    }
+}
+
+// Like a fence, but its nodes come from the processes (of any step of the
+// job), and its answer names their steps so that each server can register
+// the others' namespaces.
+void RendezvousHub::State::onJobBarrier(std::uint32_t node, uvnet::FrameConnection &c,
+                                        const wire::Frame &f) {
+    auto m = wire::decodeJobBarrier(f.payload);
+    if (!m) {
+        c.close("malformed job-wide barrier");
+        return;
+    }
+    auto expected = jobSteps->nodesOf(m->procs);
+    if (expected && !expected->count(node)) {
+        c.close("job-wide barrier '" + m->label + "' without the sender's processes");
+        return;
+    }
+    if (!expected) {
+        wire::JobBarrierDoneMsg refused{m->label, false, "", expected.error().message, {}};
+        sendTo(node, MessageType::JobBarrierDone, wire::encode(refused));
+        return;
+    }
+    const std::string id = m->label;
+    auto it = jobBarriers.find(id);
+    if (it == jobBarriers.end()) {
+        it = jobBarriers.emplace(id, Fence{}).first;
+        it->second.expected = *expected;
+        jobBarrierProcs[id] = m->procs;
+    } else if (it->second.expected != *expected || it->second.data.count(node)) {
+        c.close("job-wide barrier '" + id + "' entered twice or over other processes");
+        return;
+    }
+    FenceLoad &load = fenceLoad[node];
+    if (load.fences >= settings.maxOpenFencesPerServer ||
+        m->data.size() > settings.maxFenceBytesPerServer - load.bytes) {
+        c.close("too many job-wide barriers or bytes open");
+        return;
+    }
+    ++load.fences;
+    load.bytes += m->data.size();
+    it->second.data[node] = std::move(m->data);
+    // A server of the set may have left (its step ended): the barrier
+    // cannot complete; those waiting learn it from their own deadline.
+    if (it->second.data.size() < it->second.expected.size())
+        return;
+    wire::JobBarrierDoneMsg done{id, true, "", "", jobSteps->entriesOf(jobBarrierProcs[id])};
+    for (auto &[n, bytes] : it->second.data) {
+        fenceLoad[n].fences -= 1;
+        fenceLoad[n].bytes -= bytes.size();
+        done.data += bytes;
+    }
+    const auto to = std::move(it->second.expected);
+    jobBarriers.erase(it);
+    jobBarrierProcs.erase(id);
+    const std::string payload = wire::encode(done);
+    for (auto n : to)
+        sendTo(n, MessageType::JobBarrierDone, payload);
+}
+
+} // namespace stepmap::hub
