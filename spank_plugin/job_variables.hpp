@@ -26,11 +26,24 @@ inline constexpr const char *kProfileVariables[] = {
     "SLURM_STEPMAP_PROFILE_12", "SLURM_STEPMAP_PROFILE_13", "SLURM_STEPMAP_PROFILE_14",
     "SLURM_STEPMAP_PROFILE_15"};
 inline constexpr std::size_t kProfilePieceBytes = 120 * 1024;
+// A spawned step (protocol/hub/job_ids.hpp), set by the srun that spawns
+// in the environment of the srun it starts: the job's hub ("HOST:PORT")
+// and its secret, the step's index, and the rank that spawned it
+// ("NSPACE:RANK").
+inline constexpr const char *kJobHubVariable = "SLURM_STEPMAP_JOB_HUB";
+inline constexpr const char *kJobSecretVariable = "SLURM_STEPMAP_JOB_SECRET";
+inline constexpr const char *kJobStepVariable = "SLURM_STEPMAP_JOB_STEP";
+inline constexpr const char *kSpawnParentVariable = "SLURM_STEPMAP_SPAWN_PARENT";
+inline bool isSpawnVariable(const char *name) {
+    return name == kJobHubVariable || name == kJobSecretVariable || name == kJobStepVariable ||
+           name == kSpawnParentVariable;
+}
 inline constexpr const char *kJobVariables[] = {
     kPlanVariable,         kHubVariable,          kSecretVariable,       kModexVariable,
     kProfileVariables[0],  kProfileVariables[1],  kProfileVariables[2],  kProfileVariables[3],
     kProfileVariables[4],  kProfileVariables[5],  kProfileVariables[6],  kProfileVariables[7],
     kProfileVariables[8],  kProfileVariables[9],  kProfileVariables[10], kProfileVariables[11],
-    kProfileVariables[12], kProfileVariables[13], kProfileVariables[14], kProfileVariables[15]};
+    kProfileVariables[12], kProfileVariables[13], kProfileVariables[14], kProfileVariables[15],
+    kJobHubVariable,       kJobSecretVariable,    kJobStepVariable,      kSpawnParentVariable};
 
 } // namespace stepmap::plugin

@@ -77,7 +77,7 @@ void RendezvousHub::State::onGuestStep(std::uint32_t node, uvnet::FrameConnectio
     if (!*complete)
         return;
     if (events.onSpawned)
-        events.onSpawned(stepOf(node), m->stepTag);
+        events.onSpawned(stepOf(node), m->stepTag, m->plan);
     answerSpawn(stepOf(node), true, "");
 }
 

@@ -52,9 +52,11 @@ public:
         // this hub as guests; srun calls spawnFailed if it cannot. Without
         // it spawns are refused. Hub thread.
         std::function<void(std::uint32_t index, const wire::SpawnRequestMsg &request)> onSpawn;
-        // Every server of spawned step `index` ("<job>.<step>") joined: its
-        // processes are starting. Hub thread.
-        std::function<void(std::uint32_t index, const std::string &stepTag)> onSpawned;
+        // Every server of spawned step `index` ("<job>.<step>", its encoded
+        // plan) joined: its processes are starting. Hub thread.
+        std::function<void(std::uint32_t index, const std::string &stepTag,
+                           const std::string &plan)>
+            onSpawned;
     };
 
     // Notices a server may send; more are counted, not passed on, so that

@@ -146,9 +146,12 @@ int SrunSide::init(spank_t) {
     }
 
     // What an outer stepmap step handed its tasks is not this step's: an
-    // srun inside such a task must not carry it into its own step.
+    // srun inside such a task must not carry it into its own step. (The
+    // spawn variables are not a task's: the srun that spawns sets them for
+    // the srun it starts, and slurmstepd removes them from tasks.)
     for (const char *name : kJobVariables)
-        unsetenv(name);
+        if (!isSpawnVariable(name))
+            unsetenv(name);
     const ServeInput served{input.args, input.cmd, input.options, firstPsiVariable(input.psi),
                             input.environment};
     serve_ = decideServing(served, site_.policy, slurmMpiDefault, readUserFile);

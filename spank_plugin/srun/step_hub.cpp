@@ -5,6 +5,7 @@
 #include "protocol/wire/secret.hpp"
 #include "srun/slurm_queries.hpp"
 #include "srun/slurm_release.hpp"
+#include "srun/spawned_steps.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -68,6 +69,11 @@ RendezvousHub::Events StepHub::events() {
         logError(why + "; ending the step");
         slurm_release::killJobStep(jobId, stepId, SIGKILL);
     };
+    events.onSpawn = [this](std::uint32_t index, const wire::SpawnRequestMsg &request) {
+        spawned_->start(index, request);
+    };
+    events.onSpawned = [this](std::uint32_t index, const std::string &tag,
+                              const std::string &plan) { spawned_->started(index, tag, plan); };
     return events;
 }
 
@@ -82,6 +88,12 @@ std::unique_ptr<StepHub> StepHub::start(const Step &step) {
     RendezvousHub::Settings settings = hubSettings(*step.site);
     for (const auto &node : plan.nodes)
         settings.nodeNames.push_back(node.name);
+    // The names the step's servers derive too (stepd_server/step_config).
+    const std::string rawSecret = *wire::decodeSecretHex(secret);
+    settings.nspace = "stepmap." + std::to_string(step.jobId) + "." + std::to_string(step.stepId) +
+                      "." + wire::derivedHex(rawSecret, "pmix namespace", 8);
+    settings.plan = encodePlan(plan);
+    self->spawned_ = std::make_unique<SpawnedSteps>(step.jobId, step.plan);
     auto hub = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan.nodes.size()),
                                     *wire::decodeSecretHex(secret), self->events(), settings);
     if (!hub) {
@@ -92,6 +104,12 @@ std::unique_ptr<StepHub> StepHub::start(const Step &step) {
     }
     self->hub_ = std::move(hub).value();
     const std::string address = self->hub_->address();
+    // A spawned step's servers reach the job's hub: the first step's.
+    // Spawned steps spawn through it too, so their sruns pass it on.
+    const char *jobHub = std::getenv(kJobHubVariable);
+    const char *jobSecret = std::getenv(kJobSecretVariable);
+    self->spawned_->setHub(self->hub_.get(), jobHub ? jobHub : address,
+                           jobSecret ? jobSecret : secret);
     const double hubMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hubStarted)
             .count();
@@ -104,7 +122,10 @@ std::unique_ptr<StepHub> StepHub::start(const Step &step) {
     return self;
 }
 
-StepHub::~StepHub() = default;
+StepHub::~StepHub() {
+    if (spawned_)
+        spawned_->endAll();
+}
 
 // srun -v: where the step's time went, srun's marks and every node's.
 void StepHub::logCriticalPath(const timeline::SrunMarks &marks) {
@@ -127,6 +148,8 @@ int StepHub::finish(timeline::SrunMarks marks) {
         stepEnding_ = true;
     }
     endingChanged_.notify_all();
+    if (spawned_)
+        spawned_->endAll();
     if (hub_) {
         hub_->shutdown(0, "srun is done");
         hub_.reset();

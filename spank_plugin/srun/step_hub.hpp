@@ -7,6 +7,7 @@
 
 #include "plan/launch_plan.hpp"
 #include "protocol/hub/rendezvous_hub.hpp"
+#include "srun/spawned_steps.hpp"
 #include "protocol/timeline/critical_path.hpp"
 #include "protocol/timeline/exchange_counters.hpp"
 #include "site_config.hpp"
@@ -64,6 +65,8 @@ private:
     std::mutex endingMutex_;
     std::condition_variable endingChanged_;
     bool stepEnding_ = false;
+    // The steps the ranks spawned (ended before the hub).
+    std::unique_ptr<SpawnedSteps> spawned_;
     // Last, so that it ends (and its thread with it) before the members its
     // events use.
     std::unique_ptr<hub::RendezvousHub> hub_;

@@ -367,6 +367,21 @@ void StepdSide::addModexSettings(ServerLaunch &launch, spank_t sp) const {
     launch.environ.insert(launch.environ.end(), pieces.begin(), pieces.end());
 }
 
+// A spawned step's link to the job's hub, as the srun that spawned it set
+// them; the server checks them.
+void StepdSide::addSpawnSettings(ServerLaunch &launch, spank_t sp) const {
+    auto hub = jobVariable(sp, kJobHubVariable, kMaxHubBytes);
+    auto secret = jobVariable(sp, kJobSecretVariable, kMaxSecretBytes);
+    auto step = jobVariable(sp, kJobStepVariable, 16);
+    if (!hub || !secret || !step || !*hub || !*secret || !*step)
+        return;
+    launch.args.insert(launch.args.end(), {"--job-hub", **hub, "--job-step", **step});
+    launch.environ.push_back("STEPMAP_JOB_SECRET=" + **secret);
+    auto parent = jobVariable(sp, kSpawnParentVariable, 300);
+    if (parent && *parent)
+        launch.args.insert(launch.args.end(), {"--spawn-parent", **parent});
+}
+
 ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
                                      const std::string &planText, const HubAccess &hub,
                                      spank_t sp) const {
@@ -399,6 +414,7 @@ ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
     launch.environ = {"STEPMAP_PLAN=" + planText, "STEPMAP_SECRET=" + hub.secret,
                       "PATH=/usr/bin:/bin"};
     addModexSettings(launch, sp);
+    addSpawnSettings(launch, sp);
     // The site's log.level; the server's default is info.
     if (site_.policy.logLevel != LogLevel::Info) {
         launch.args.push_back("--log-level");

@@ -60,6 +60,7 @@ private:
                     std::vector<std::uint32_t> localRanks, const std::string &planText,
                     const HubAccess &hub, spank_t sp);
     void addModexSettings(ServerLaunch &launch, spank_t sp) const;
+    void addSpawnSettings(ServerLaunch &launch, spank_t sp) const;
     ServerLaunch serverLaunch(const StepFacts &facts, std::uint32_t node,
                               const std::string &planText, const HubAccess &hub, spank_t sp) const;
     // Removes the server's directory with the job user's rights only.

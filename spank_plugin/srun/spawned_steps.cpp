@@ -1,0 +1,244 @@
+#include "srun/spawned_steps.hpp"
+
+#include "hosts/allocation.hpp"
+#include "job_variables.hpp"
+#include "plugin_log.hpp"
+#include "srun/job_allocation.hpp"
+#include "srun/slurm_release.hpp"
+#include "srun/spawn_command.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+extern char **environ;
+
+namespace stepmap::plugin {
+
+namespace {
+
+// srun's own variables that would reshape the spawned srun (its input
+// variables and this step's), and this step's stepmap ones.
+bool inherited(const char *line) {
+    static const char *const dropped[] = {
+        "SLURM_NTASKS=",       "SLURM_NPROCS=",         "SLURM_NNODES=",
+        "SLURM_NTASKS_PER_NODE=", "SLURM_TASKS_PER_NODE=", "SLURM_DISTRIBUTION=",
+        "SLURM_CPU_BIND",      "SLURM_HOSTFILE=",       "SLURM_OVERCOMMIT=",
+        "SLURM_EXACT=",        "SLURM_EXCLUSIVE=",      "SLURM_OVERLAP=",
+        "SLURM_STEP_",         "SLURM_STEPID=",         "SLURM_STEPMAP_",
+        "SLURM_SPANK_",        "_SLURM_SPANK_",         "SLURM_ARBITRARY_",
+        "SLURM_CPUS_PER_TASK=", "SLURM_MEM_PER_",       "SLURM_IMMEDIATE="};
+    for (const char *prefix : dropped)
+        if (std::strncmp(line, prefix, std::strlen(prefix)) == 0)
+            return false;
+    return true;
+}
+
+Expected<std::string> readUserFile(const std::string &path) {
+    std::ifstream in(path);
+    if (!in)
+        return UserError{std::string("cannot be read: ") + std::strerror(errno)};
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (text.str().size() > (1u << 20))
+        return UserError{"is over 1 MiB"};
+    return text.str();
+}
+
+std::string statusText(int status) {
+    if (WIFEXITED(status))
+        return "exit status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status))
+        return std::string("signal ") + strsignal(WTERMSIG(status));
+    return "status " + std::to_string(status);
+}
+
+} // namespace
+
+void SpawnedSteps::setHub(hub::RendezvousHub *hub, std::string jobHub, std::string jobSecretHex) {
+    std::lock_guard lock(mutex_);
+    hub_ = hub;
+    jobHub_ = std::move(jobHub);
+    jobSecretHex_ = std::move(jobSecretHex);
+}
+
+std::map<std::string, int> SpawnedSteps::usedSlots() const {
+    std::map<std::string, int> used;
+    for (const auto &r : plan_->ranks)
+        ++used[plan_->nodes[r.node].name];
+    for (const auto &[index, child] : children_)
+        if (child.running)
+            for (const auto &[node, ranks] : child.ranksByNode)
+                used[node] += ranks;
+    return used;
+}
+
+void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &request) {
+    const auto fail = [&](const std::string &why) {
+        logError("MPI_Comm_spawn of " + std::to_string(request.maxprocs) + " x " + request.cmd +
+                 " failed: " + why);
+        std::lock_guard lock(mutex_);
+        if (hub_ && !ending_)
+            hub_->spawnFailed(index, why);
+    };
+    auto granted = JobAllocation::lookup(jobId_);
+    if (!granted) {
+        fail("the job's allocation: " + granted.error().message);
+        return;
+    }
+    auto allocation = allocationFromSlurm(granted->nodeList, granted->cpusPerNode);
+    if (!allocation) {
+        fail(allocation.error().message);
+        return;
+    }
+    SpawnContext context;
+    context.jobId = jobId_;
+    context.allocation = std::move(allocation.value());
+    context.srun = "/proc/self/exe";
+    context.readFile = readUserFile;
+    std::unique_lock lock(mutex_);
+    if (ending_) {
+        lock.unlock();
+        fail("the spawning step is ending");
+        return;
+    }
+    context.used = usedSlots();
+    auto command = spawnCommand(request, context);
+    if (!command) {
+        lock.unlock();
+        fail(command.error().message);
+        return;
+    }
+    // srun itself, not a path a user could swap.
+    char self[4096];
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        lock.unlock();
+        fail("cannot find srun's own executable");
+        return;
+    }
+    command->argv[0].assign(self, static_cast<std::size_t>(len));
+
+    std::vector<std::string> env;
+    for (char **e = environ; e && *e; ++e)
+        if (inherited(*e))
+            env.emplace_back(*e);
+    for (const auto &line : command->environment)
+        env.push_back(line);
+    env.push_back(std::string("SLURM_JOB_ID=") + std::to_string(jobId_));
+    env.push_back(std::string(kJobHubVariable) + "=" + jobHub_);
+    env.push_back(std::string(kJobSecretVariable) + "=" + jobSecretHex_);
+    env.push_back(std::string(kJobStepVariable) + "=" + std::to_string(index));
+    env.push_back(std::string(kSpawnParentVariable) + "=" + request.parentNspace + ":" +
+                  std::to_string(request.rank & 0xFFFFFF));
+    std::vector<char *> argv, envp;
+    for (auto &a : command->argv)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto &e : env)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+        lock.unlock();
+        fail(std::string("cannot start srun: ") + std::strerror(rc));
+        return;
+    }
+    logVerbose("spawn: " + command->summary);
+    Child &child = children_[index];
+    child.pid = pid;
+    child.summary = command->summary;
+    child.waiter = std::thread([this, index, pid] { wait(index, pid); });
+}
+
+void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::unique_lock lock(mutex_);
+    Child &child = children_[index];
+    child.running = false;
+    const bool started = !child.stepTag.empty();
+    const std::string summary = child.summary;
+    const bool ending = ending_;
+    ended_.notify_all();
+    if (!started && hub_ && !ending)
+        hub_->spawnFailed(index, "the srun of the spawned processes (" + summary +
+                                     ") ended with " + statusText(status) +
+                                     " before they started");
+    lock.unlock();
+    if (!started) {
+        const std::string why = "the srun of the spawned processes (" + summary + ") ended with " +
+                                statusText(status) + " before they started";
+        if (!ending)
+            logError("MPI_Comm_spawn failed: " + why);
+    } else if (status != 0 && !ending) {
+        logError("spawned step (" + summary + ") ended with " + statusText(status));
+    }
+}
+
+void SpawnedSteps::started(std::uint32_t index, const std::string &stepTag,
+                           const std::string &plan) {
+    auto decoded = decodePlan(plan, PlanLimits{.maxTextBytes = 256u << 20});
+    std::lock_guard lock(mutex_);
+    auto it = children_.find(index);
+    if (it == children_.end())
+        return;
+    it->second.stepTag = stepTag;
+    if (decoded)
+        for (const auto &r : decoded->ranks)
+            ++it->second.ranksByNode[decoded->nodes[r.node].name];
+    logVerbose("spawned step " + stepTag + ": " + it->second.summary);
+}
+
+void SpawnedSteps::endAll() {
+    std::unique_lock lock(mutex_);
+    ending_ = true;
+    hub_ = nullptr;
+    for (auto &[index, child] : children_) {
+        if (!child.running)
+            continue;
+        unsigned long long job = 0, step = 0;
+        if (std::sscanf(child.stepTag.c_str(), "%llu.%llu", &job, &step) == 2)
+            slurm_release::killJobStep(static_cast<std::uint32_t>(job),
+                                       static_cast<std::uint32_t>(step), SIGKILL);
+        kill(child.pid, SIGTERM);
+    }
+    const auto allEnded = [this] {
+        for (auto &[index, child] : children_)
+            if (child.running)
+                return false;
+        return true;
+    };
+    if (!ended_.wait_for(lock, std::chrono::seconds(10), allEnded))
+        for (auto &[index, child] : children_)
+            if (child.running)
+                kill(child.pid, SIGKILL);
+    ended_.wait(lock, allEnded);
+    std::vector<std::thread> waiters;
+    for (auto &[index, child] : children_)
+        if (child.waiter.joinable())
+            waiters.push_back(std::move(child.waiter));
+    lock.unlock();
+    for (auto &t : waiters)
+        t.join();
+}
+
+SpawnedSteps::~SpawnedSteps() {
+    endAll();
+}
+
+} // namespace stepmap::plugin

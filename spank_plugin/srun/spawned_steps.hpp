@@ -1,0 +1,67 @@
+#pragma once
+
+// The steps a served step's ranks spawned (MPI_Comm_spawn): each one an
+// srun of the job that srun starts (spawn_command.hpp), whose stepmap
+// plugin then serves the new step with its servers joined to this srun's
+// hub (protocol/hub/job_ids.hpp). Their output is the user's terminal, as
+// this srun's is. An srun that ends before its step's servers all joined
+// fails the spawn with its status; when this srun's step ends, every step
+// it spawned ends with it.
+
+#include "plan/launch_plan.hpp"
+#include "protocol/hub/rendezvous_hub.hpp"
+#include "protocol/wire/spawn_payloads.hpp"
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace stepmap::plugin {
+
+class SpawnedSteps {
+public:
+    // plan: the spawning step's.
+    SpawnedSteps(std::uint32_t jobId, const LaunchPlan *plan) : jobId_(jobId), plan_(plan) {}
+    ~SpawnedSteps();
+    SpawnedSteps(const SpawnedSteps &) = delete;
+    SpawnedSteps &operator=(const SpawnedSteps &) = delete;
+
+    // The hub, and the job's hub ("HOST:PORT") with its secret (hex), for
+    // the spawned steps' servers: before any spawn.
+    void setHub(hub::RendezvousHub *hub, std::string jobHub, std::string jobSecretHex);
+    // The hub's onSpawn: starts the srun of step `index`. Hub thread.
+    void start(std::uint32_t index, const wire::SpawnRequestMsg &request);
+    // The hub's onSpawned: every server of step `index` joined. Hub thread.
+    void started(std::uint32_t index, const std::string &stepTag, const std::string &plan);
+    // Ends every spawned step still running and waits for their sruns.
+    void endAll();
+
+private:
+    struct Child {
+        pid_t pid = 0;
+        std::string summary;
+        std::string stepTag; // once started
+        std::map<std::string, int> ranksByNode;
+        bool running = true;
+        std::thread waiter;
+    };
+    void wait(std::uint32_t index, pid_t pid);
+    std::map<std::string, int> usedSlots() const; // under mutex_
+
+    const std::uint32_t jobId_;
+    const LaunchPlan *plan_;
+    hub::RendezvousHub *hub_ = nullptr; // all three under mutex_
+    std::string jobHub_, jobSecretHex_;
+    std::mutex mutex_;
+    std::condition_variable ended_;
+    std::map<std::uint32_t, Child> children_;
+    bool ending_ = false;
+};
+
+} // namespace stepmap::plugin
