@@ -207,6 +207,12 @@ constexpr PlugstackSetting kPlugstackSettings[] = {
          s.c.taskEnv = std::move(*variables);
          return {};
      }},
+    {"spawn_timeout",
+     [](const char *key, const std::string &value, Settings &s) -> Expected<void> {
+         if (!number(value, 1, 86400, s.c.spawnTimeoutSec))
+             return badArgument(key, value, "must be seconds between 1 and 86400");
+         return {};
+     }},
 };
 
 // The table and the entry's list of names agree, name by name.

@@ -42,6 +42,9 @@ struct SiteConfig {
     // ends the step, naming the nodes that never entered it (mpi.conf's
     // PMIxTimeout); 0: fences wait as long as the step.
     int fenceTimeoutSec = 300;
+    // A spawn (MPI_Comm_spawn) fails when its processes have not all
+    // called PMIx_Init this long after their srun started; they are ended.
+    int spawnTimeoutSec = 60;
     // Set in every task of a step stepmap serves, before the PMIx
     // variables (which win): task_env=NAME=VALUE;... (mpi.conf's PMIxEnv).
     std::vector<std::pair<std::string, std::string>> taskEnv;

@@ -79,6 +79,14 @@ void HubCollective::connect() {
     jobLink_->connect();
 }
 
+// A spawned step's processes all started on this node: with every node's,
+// the spawn is done.
+void HubCollective::ranksStarted() {
+    if (jobLink_)
+        jobLink_->guestStep(
+            wire::GuestStepMsg{config_.nspace, config_.stepTag, encodePlan(config_.plan), true});
+}
+
 void HubCollective::leave() {
     link_.leave();
     if (jobLink_)

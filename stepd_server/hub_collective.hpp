@@ -50,6 +50,7 @@ public:
     void jobBarrier(wire::JobBarrierMsg barrier, JobBarrierDone done) override {
         jobLink().jobBarrier(std::move(barrier), std::move(done));
     }
+    void ranksStarted() override;
     void otherStepModex(std::uint32_t jobWideRank, DataReply done) override {
         jobLink().directModex(jobWideRank, std::move(done));
     }

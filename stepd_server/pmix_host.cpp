@@ -152,6 +152,7 @@ Expected<void> PmixHost::start() {
         m.fence_nb = fenceUpcall;
         m.direct_modex = dmodexUpcall;
         m.abort = abortUpcall;
+        m.client_connected = clientConnectedUpcall;
         m.publish = publishUpcall;
         m.lookup = lookupUpcall;
         m.unpublish = unpublishUpcall;
@@ -595,6 +596,29 @@ pmix_status_t PmixHost::dmodexUpcall(const pmix_proc_t *proc, const pmix_info_t[
                     if (cbfunc)
                         completeModex(cbfunc, cbdata, st, std::move(bytes));
                 });
+        });
+        return PMIX_SUCCESS;
+    } catch (...) {
+        return PMIX_ERROR;
+    }
+}
+
+// PMIx progress thread: a local rank finished PMIx_Init's handshake.
+pmix_status_t PmixHost::clientConnectedUpcall(const pmix_proc_t *proc, void *,
+                                              pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    try {
+        PmixHost *self = theHost;
+        if (!self || !proc || self->otherStep(*proc))
+            return PMIX_ERR_BAD_PARAM;
+        const std::uint32_t rank = proc->rank;
+        self->inbox_.post([self, rank, cbfunc, cbdata] {
+            const auto local = self->config_.plan.ranksOn(self->config_.nodeIndex);
+            if (std::binary_search(local.begin(), local.end(), rank) &&
+                self->connected_.insert(rank).second && self->connected_.size() == local.size() &&
+                self->collective_)
+                self->collective_->ranksStarted();
+            if (cbfunc)
+                cbfunc(PMIX_SUCCESS, cbdata);
         });
         return PMIX_SUCCESS;
     } catch (...) {

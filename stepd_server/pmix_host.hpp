@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ public:
     using JobBarrierDone = std::function<void(std::optional<wire::JobBarrierDoneMsg>)>;
     virtual void jobBarrier(wire::JobBarrierMsg barrier, JobBarrierDone done) = 0;
     virtual void otherStepModex(std::uint32_t jobWideRank, DataReply done) = 0;
+    // Every rank of this node has called PMIx_Init.
+    virtual void ranksStarted() {}
 };
 
 class PmixHost {
@@ -130,6 +133,8 @@ private:
     pmix_status_t joinProcesses(const char *what, const pmix_proc_t procs[], size_t nprocs,
                                 pmix_op_cbfunc_t cbfunc, void *cbdata);
 
+    static pmix_status_t clientConnectedUpcall(const pmix_proc_t *proc, void *serverObject,
+                                               pmix_op_cbfunc_t cbfunc, void *cbdata);
     static pmix_status_t abortUpcall(const pmix_proc_t *proc, void *serverObject, int status,
                                      const char msg[], pmix_proc_t procs[], size_t nprocs,
                                      pmix_op_cbfunc_t cbfunc, void *cbdata);
@@ -171,6 +176,7 @@ private:
     // The job's other steps this server registered: namespace -> index
     // (hub/job_ids.hpp). Loop thread.
     std::map<std::string, std::uint32_t> otherSteps_;
+    std::set<std::uint32_t> connected_; // local ranks past PMIx_Init; loop thread
 };
 
 } // namespace stepmap::server

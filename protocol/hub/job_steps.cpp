@@ -61,9 +61,16 @@ Expected<bool> JobSteps::guestJoined(std::uint32_t node, const wire::GuestStepMs
         return UserError{"a server of step index " + std::to_string(index) +
                          " names another namespace or plan than its first"};
     }
-    if (!s.nodes.count(localOf(node)) || !s.joined.insert(localOf(node)).second)
-        return UserError{"unexpected or duplicate guest server"};
-    return s.joined.size() == s.nodes.size();
+    if (!s.nodes.count(localOf(node)))
+        return UserError{"a guest server of a node without ranks"};
+    if (!msg.started) {
+        if (!s.joined.insert(localOf(node)).second)
+            return UserError{"a guest server joined twice"};
+        return false;
+    }
+    if (!s.joined.count(localOf(node)) || !s.started.insert(localOf(node)).second)
+        return UserError{"a guest server's ranks started twice, or before it joined"};
+    return s.started.size() == s.nodes.size();
 }
 
 std::optional<JobSteps::Requester> JobSteps::answer(std::uint32_t index) {

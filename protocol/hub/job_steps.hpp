@@ -31,9 +31,10 @@ public:
     // the first step's with ranks, or of a step opened by a spawn (which
     // nodes, its plan says once its first server told it).
     bool mayJoin(std::uint32_t node) const;
-    // A guest server named its step. An error closes its link; else
-    // whether every server of the step has now joined (the spawn is
-    // complete: answer() it).
+    // A guest server named its step, first as it joins, then once its
+    // node's ranks have all started (step.started). An error closes its
+    // link; else whether every server of the step has now said its ranks
+    // started (the spawn is complete: answer() it).
     Expected<bool> guestJoined(std::uint32_t node, const wire::GuestStepMsg &step);
     // The spawn of step `index`, answered once: who asked and under which
     // id; nothing when answered before (or never opened).
@@ -66,7 +67,7 @@ private:
         std::string nspace, tag, plan;
         std::vector<std::uint32_t> nodeOfRank; // empty until its first server says
         std::set<std::uint32_t> nodes;         // local indices of nodes with ranks
-        std::set<std::uint32_t> joined;
+        std::set<std::uint32_t> joined, started;
         Requester requester;
         bool answered = false;
         bool gone = false;

@@ -90,12 +90,12 @@ std::optional<SpawnReplyMsg> decodeSpawnReply(const std::string &s) {
 }
 
 std::string encode(const GuestStepMsg &m) {
-    return fields::encodeFields(m.nspace, m.stepTag, m.plan);
+    return fields::encodeFields(m.nspace, m.stepTag, m.plan, m.started);
 }
 
 std::optional<GuestStepMsg> decodeGuestStep(const std::string &s) {
     GuestStepMsg m;
-    if (!fields::decodeFields(s, m.nspace, m.stepTag, m.plan) || m.nspace.empty() ||
+    if (!fields::decodeFields(s, m.nspace, m.stepTag, m.plan, m.started) || m.nspace.empty() ||
         m.nspace.size() > kMaxNspace || m.stepTag.size() > 32)
         return std::nullopt;
     return m;

@@ -51,6 +51,9 @@ struct GuestStepMsg {
     std::string nspace;
     std::string stepTag; // "<job>.<step>"
     std::string plan;    // encodePlan
+    // Sent again with this set once every rank of the server's node has
+    // called PMIx_Init: the spawn is done when all its nodes' have.
+    bool started = false;
 };
 
 // A collective over processes of several steps, from every node with a

@@ -139,13 +139,10 @@ Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
     if (free < wanted) {
         if (!oversubscribe)
             return UserError{
-                "MPI_Comm_spawn of " + std::to_string(wanted) + " processes: " +
-                (filter.value() ? "the nodes the spawn's host filter keeps have "
-                                : "the job's allocation has ") +
-                std::to_string(free) + " free slots of " + std::to_string(total) +
-                " (the job's running steps use the others); spawn at most " +
-                std::to_string(free) +
-                ", or allow oversubscription (MPI_Info key map_by, value :OVERSUBSCRIBE)"};
+                std::to_string(wanted) + " processes but " + std::to_string(free) + " of the " +
+                (filter.value() ? "filtered nodes' " : "allocation's ") + std::to_string(total) +
+                " slots are free (the job's running steps use the others); spawn at most " +
+                std::to_string(free)", or allow oversubscription (MPI_Info key map_by, value :OVERSUBSCRIBE)"};
         // Sharing the slots the running steps use, spread as the plan does.
         hosts.clear();
         for (const auto &node : nodes.value())

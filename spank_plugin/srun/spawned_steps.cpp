@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -165,8 +166,35 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
 }
 
 void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::seconds(timeoutSec_);
+    std::optional<Clock::time_point> killAt; // once it timed out
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    // Until the processes started (or the step ends), watched for the
+    // deadline; then waited for.
+    for (;;) {
+        const pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid || (got < 0 && errno != EINTR))
+            break;
+        bool watching;
+        {
+            std::lock_guard lock(mutex_);
+            watching = children_[index].stepTag.empty() && !ending_;
+        }
+        if (!watching && !killAt) {
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            break;
+        }
+        const auto now = Clock::now();
+        if (!killAt && now >= deadline) {
+            // srun passes SIGTERM to the processes and ends with them.
+            kill(pid, SIGTERM);
+            killAt = now + std::chrono::seconds(5);
+        } else if (killAt && now >= *killAt) {
+            kill(pid, SIGKILL);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     std::unique_lock lock(mutex_);
     Child &child = children_[index];
@@ -175,14 +203,16 @@ void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
     const std::string summary = child.summary;
     const bool ending = ending_;
     ended_.notify_all();
+    const std::string why =
+        killAt ? "the spawned processes (" + summary + ") did not all call MPI_Init (PMIx_Init) "
+                 "within " + std::to_string(timeoutSec_) + " s (plugstack.conf's spawn_timeout=); "
+                 "they were ended"
+               : "the srun of the spawned processes (" + summary + ") ended with " +
+                     statusText(status) + " before they all called MPI_Init (PMIx_Init)";
     if (!started && hub_ && !ending)
-        hub_->spawnFailed(index, "the srun of the spawned processes (" + summary +
-                                     ") ended with " + statusText(status) +
-                                     " before they started");
+        hub_->spawnFailed(index, why);
     lock.unlock();
     if (!started) {
-        const std::string why = "the srun of the spawned processes (" + summary + ") ended with " +
-                                statusText(status) + " before they started";
         if (!ending)
             logError("MPI_Comm_spawn failed: " + why);
     } else if (status != 0 && !ending) {

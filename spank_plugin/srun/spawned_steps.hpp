@@ -26,8 +26,11 @@ namespace stepmap::plugin {
 
 class SpawnedSteps {
 public:
-    // plan: the spawning step's.
-    SpawnedSteps(std::uint32_t jobId, const LaunchPlan *plan) : jobId_(jobId), plan_(plan) {}
+    // plan: the spawning step's. A spawn whose processes have not all
+    // called PMIx_Init timeoutSec after their srun started fails, and they
+    // are ended.
+    SpawnedSteps(std::uint32_t jobId, const LaunchPlan *plan, int timeoutSec)
+        : jobId_(jobId), plan_(plan), timeoutSec_(timeoutSec) {}
     ~SpawnedSteps();
     SpawnedSteps(const SpawnedSteps &) = delete;
     SpawnedSteps &operator=(const SpawnedSteps &) = delete;
@@ -56,6 +59,7 @@ private:
 
     const std::uint32_t jobId_;
     const LaunchPlan *plan_;
+    const int timeoutSec_;
     hub::RendezvousHub *hub_ = nullptr; // all three under mutex_
     std::string jobHub_, jobSecretHex_;
     std::mutex mutex_;

@@ -1,8 +1,8 @@
 /* MPI_Comm_spawn under srun (tests/e2e/test_spawn.py).
  *
- *   mpi_spawn parent N [KEY=VALUE ...]
+ *   mpi_spawn parent N [KEY=VALUE ...] [cmd=PROGRAM] [args=A,B,...]
  *       the ranks spawn N copies of this program ("child") with the info
- *       keys given; parents and children merge the intercommunicator, sum
+ *       keys given (or of PROGRAM with arguments A B ...); parents and children merge the intercommunicator, sum
  *       their ranks over it and disconnect. Each parent rank prints
  *       "parent R spawn ok sum S size Z" or "parent R spawn FAILED: why"
  *       (with the error class); rank 0 prints "spawn-ms T", the time of
@@ -37,7 +37,11 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     char host[256] = "";
-    gethostname(host, sizeof host);
+    const char *slurm_node = getenv("SLURMD_NODENAME");
+    if (slurm_node)
+        snprintf(host, sizeof host, "%s", slurm_node);
+    else
+        gethostname(host, sizeof host);
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
@@ -67,7 +71,20 @@ int main(int argc, char **argv) {
     int n = atoi(argv[2]);
     MPI_Info info;
     MPI_Info_create(&info);
+    const char *command = argv[0];
+    char *child_argv[16] = {"child", NULL};
     for (int i = 3; i < argc; ++i) {
+        if (strncmp(argv[i], "cmd=", 4) == 0) {
+            command = argv[i] + 4;
+            continue;
+        }
+        if (strncmp(argv[i], "args=", 5) == 0) {
+            int k = 0;
+            for (char *a = strtok(argv[i] + 5, ","); a && k < 15; a = strtok(NULL, ","))
+                child_argv[k++] = a;
+            child_argv[k] = NULL;
+            continue;
+        }
         char key[256];
         const char *eq = strchr(argv[i], '=');
         if (!eq || (size_t)(eq - argv[i]) >= sizeof key)
@@ -76,11 +93,10 @@ int main(int argc, char **argv) {
         key[eq - argv[i]] = 0;
         MPI_Info_set(info, key, eq + 1);
     }
-    char *child_argv[] = {"child", NULL};
     MPI_Comm inter;
     int *codes = calloc((size_t)n, sizeof(int));
     double t0 = MPI_Wtime();
-    int rc = MPI_Comm_spawn(argv[0], child_argv, n, info, 0, MPI_COMM_WORLD, &inter, codes);
+    int rc = MPI_Comm_spawn(command, child_argv, n, info, 0, MPI_COMM_WORLD, &inter, codes);
     double t1 = MPI_Wtime();
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {
