@@ -67,8 +67,9 @@ Expected<std::vector<Candidate>> candidates(const std::optional<HostSpec> &filte
     }
     std::vector<std::string> outside;
     for (const auto &entry : filter->entries) {
-        const bool known = std::any_of(allocation.nodes.begin(), allocation.nodes.end(),
-                                       [&](const AllocatedNode &n) { return n.name == entry.name; });
+        const bool known =
+            std::any_of(allocation.nodes.begin(), allocation.nodes.end(),
+                        [&](const AllocatedNode &n) { return n.name == entry.name; });
         if (!known)
             outside.push_back(entry.name);
     }
@@ -107,8 +108,8 @@ Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
                              "it was allocated, so allocate it with them (salloc -w ...) and "
                              "name them with host"};
     if (request.maxprocs == 0 || request.maxprocs > kMaxSpawnedProcesses)
-        return UserError{"a spawn of " + std::to_string(request.maxprocs) +
-                         " processes (1 to " + std::to_string(kMaxSpawnedProcesses) + ")"};
+        return UserError{"a spawn of " + std::to_string(request.maxprocs) + " processes (1 to " +
+                         std::to_string(kMaxSpawnedProcesses) + ")"};
     for (const auto &line : request.env)
         if (line.find('=') == std::string::npos || line.front() == '=')
             return UserError{"the spawn's environment line '" + line.substr(0, 64) +
@@ -142,7 +143,8 @@ Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
                 std::to_string(wanted) + " processes but " + std::to_string(free) + " of the " +
                 (filter.value() ? "filtered nodes' " : "allocation's ") + std::to_string(total) +
                 " slots are free (the job's running steps use the others); spawn at most " +
-                std::to_string(free)", or allow oversubscription (MPI_Info key map_by, value :OVERSUBSCRIBE)"};
+                std::to_string(free) +
+                ", or allow oversubscription (MPI_Info key map_by, value :OVERSUBSCRIBE)"};
         // Sharing the slots the running steps use, spread as the plan does.
         hosts.clear();
         for (const auto &node : nodes.value())

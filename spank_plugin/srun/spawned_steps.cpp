@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <optional>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 extern char **environ;
@@ -28,14 +28,17 @@ namespace {
 // srun's own variables that would reshape the spawned srun (its input
 // variables and this step's), and this step's stepmap ones.
 bool inherited(const char *line) {
-    static const char *const dropped[] = {
-        "SLURM_NTASKS=",       "SLURM_NPROCS=",         "SLURM_NNODES=",
-        "SLURM_NTASKS_PER_NODE=", "SLURM_TASKS_PER_NODE=", "SLURM_DISTRIBUTION=",
-        "SLURM_CPU_BIND",      "SLURM_HOSTFILE=",       "SLURM_OVERCOMMIT=",
-        "SLURM_EXACT=",        "SLURM_EXCLUSIVE=",      "SLURM_OVERLAP=",
-        "SLURM_STEP_",         "SLURM_STEPID=",         "SLURM_STEPMAP_",
-        "SLURM_SPANK_",        "_SLURM_SPANK_",         "SLURM_ARBITRARY_",
-        "SLURM_CPUS_PER_TASK=", "SLURM_MEM_PER_",       "SLURM_IMMEDIATE="};
+    static const char *const dropped[] = {"SLURM_NTASKS=",         "SLURM_NPROCS=",
+                                          "SLURM_NNODES=",         "SLURM_NTASKS_PER_NODE=",
+                                          "SLURM_TASKS_PER_NODE=", "SLURM_DISTRIBUTION=",
+                                          "SLURM_CPU_BIND",        "SLURM_HOSTFILE=",
+                                          "SLURM_OVERCOMMIT=",     "SLURM_EXACT=",
+                                          "SLURM_EXCLUSIVE=",      "SLURM_OVERLAP=",
+                                          "SLURM_STEP_",           "SLURM_STEPID=",
+                                          "SLURM_STEPMAP_",        "SLURM_SPANK_",
+                                          "_SLURM_SPANK_",         "SLURM_ARBITRARY_",
+                                          "SLURM_CPUS_PER_TASK=",  "SLURM_MEM_PER_",
+                                          "SLURM_IMMEDIATE="};
     for (const char *prefix : dropped)
         if (std::strncmp(line, prefix, std::strlen(prefix)) == 0)
             return false;
@@ -203,12 +206,15 @@ void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
     const std::string summary = child.summary;
     const bool ending = ending_;
     ended_.notify_all();
-    const std::string why =
-        killAt ? "the spawned processes (" + summary + ") did not all call MPI_Init (PMIx_Init) "
-                 "within " + std::to_string(timeoutSec_) + " s (plugstack.conf's spawn_timeout=); "
-                 "they were ended"
-               : "the srun of the spawned processes (" + summary + ") ended with " +
-                     statusText(status) + " before they all called MPI_Init (PMIx_Init)";
+    const std::string why = killAt ? "the spawned processes (" + summary +
+                                         ") did not all call MPI_Init (PMIx_Init) "
+                                         "within " +
+                                         std::to_string(timeoutSec_) +
+                                         " s (plugstack.conf's spawn_timeout=); "
+                                         "they were ended"
+                                   : "the srun of the spawned processes (" + summary +
+                                         ") ended with " + statusText(status) +
+                                         " before they all called MPI_Init (PMIx_Init)";
     if (!started && hub_ && !ending)
         hub_->spawnFailed(index, why);
     lock.unlock();

@@ -93,8 +93,8 @@ std::unique_ptr<StepHub> StepHub::start(const Step &step) {
     settings.nspace = "stepmap." + std::to_string(step.jobId) + "." + std::to_string(step.stepId) +
                       "." + wire::derivedHex(rawSecret, "pmix namespace", 8);
     settings.plan = encodePlan(plan);
-    self->spawned_ = std::make_unique<SpawnedSteps>(step.jobId, step.plan,
-                                                    step.site->spawnTimeoutSec);
+    self->spawned_ =
+        std::make_unique<SpawnedSteps>(step.jobId, step.plan, step.site->spawnTimeoutSec);
     auto hub = RendezvousHub::start(nodeOfRank, static_cast<std::uint32_t>(plan.nodes.size()),
                                     *wire::decodeSecretHex(secret), self->events(), settings);
     if (!hub) {

@@ -7,10 +7,10 @@
 
 #include "plan/launch_plan.hpp"
 #include "protocol/hub/rendezvous_hub.hpp"
-#include "srun/spawned_steps.hpp"
 #include "protocol/timeline/critical_path.hpp"
 #include "protocol/timeline/exchange_counters.hpp"
 #include "site_config.hpp"
+#include "srun/spawned_steps.hpp"
 
 #include <atomic>
 #include <condition_variable>
