@@ -2,10 +2,14 @@
 the request to srun, which starts the children as a new step of the job
 inside its allocation; parents and children connect, merge, compute and
 disconnect, on Debian's Open MPI 4.1 and on Open MPI 5 where it is built.
-Slurm's own mpi/pmix answers a spawn "not supported"."""
+Bad requests fail the spawn (MPI_ERR_SPAWN) with the reason on srun's
+terminal, and nothing is left behind (StepTestCase checks every node).
+Slurm's own mpi/pmix answers every spawn "not supported"."""
 
 import os
 import re
+import subprocess
+import time
 import unittest
 
 import cluster
@@ -14,11 +18,11 @@ from cluster import srun
 MPI_SPAWN = os.environ.get("STEPMAP_MPI_SPAWN", "")
 
 
-def parents_ok(stdout, n_parents, n_children):
-    total = n_parents + n_children
-    want = total * (total - 1) // 2
-    return all(f"parent {r} spawn ok sum {want} size {total}" in stdout
-               for r in range(n_parents))
+def children(stdout, n):
+    """{child rank: node} of mpi_spawn's children lines, each with the sum
+    of every rank of parents and children merged."""
+    return {int(r): node for r, node in
+            re.findall(r"child (\d+) of %d parent-size \d+ sum \d+ host (\S+)" % n, stdout)}
 
 
 class SpawnCases:
@@ -28,18 +32,105 @@ class SpawnCases:
         return srun("-N", str(nodes), "-n", str(n), "--map-by", "node", self.program, "parent",
                     *args, timeout=timeout)
 
-    def test_spawned_children_start_connect_and_compute_with_their_parent(self):
+    def assertSpawned(self, r, parents, spawned):
+        out = r.stdout + r.stderr
+        self.assertEqual(r.returncode, 0, out)
+        total = parents + spawned
+        for rank in range(parents):
+            self.assertRegex(r.stdout, r"parent %d spawn ok sum %d size %d host" %
+                             (rank, total * (total - 1) // 2, total), out)
+        got = children(r.stdout, spawned)
+        self.assertEqual(sorted(got), list(range(spawned)), out)
+        self.assertNotIn("FAILED", r.stdout)
+        return got
+
+    def assertSpawnFailed(self, r, *needles):
+        out = r.stdout + r.stderr
+        self.assertEqual(r.returncode, 0, out)
+        self.assertIn("parent 0 spawn FAILED: class %d" % self.spawn_error, r.stdout, out)
+        for needle in needles:
+            self.assertIn(needle, r.stderr, out)
+        # No step of the job is left: the job ends with srun.
+        self.assertTrue(cluster.wait_for(lambda: cluster.slurm_jobs() == []), out)
+
+    def test_children_start_on_free_slots_connect_and_compute_with_their_parent(self):
+        # One CPU a node: the parent holds n1's, the children take the others.
         r = self.spawn("2")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertTrue(parents_ok(r.stdout, 1, 2), r.stdout + r.stderr)
-        children = re.findall(r"child (\d) of 2 parent-size 1 sum 3 host (\S+)", r.stdout)
-        self.assertEqual(sorted(c for c, _ in children), ["0", "1"], r.stdout + r.stderr)
+        got = self.assertSpawned(r, 1, 2)
+        parent_node = re.search(r"parent 0 spawn ok .* host (\S+)", r.stdout).group(1)
+        self.assertNotIn(parent_node, got.values(), r.stdout)
+        self.assertEqual(len(set(got.values())), 2, r.stdout)
+
+    def test_every_parent_rank_joins_the_children_placed_by_the_host_key(self):
+        r = self.spawn("2", "host=n3,n4", nodes=4, n=2)
+        got = self.assertSpawned(r, 2, 2)
+        self.assertEqual(sorted(got.values()), ["n3", "n4"], r.stdout)
+
+    def test_more_processes_than_free_slots_is_mpiruns_error_unless_oversubscribing(self):
+        r = self.spawn("5")
+        self.assertSpawnFailed(r, "5 processes but 2 of the allocation's 3 slots are free",
+                               "MPI_Info key map_by, value :OVERSUBSCRIBE")
+        r = self.spawn("4", "map_by=:OVERSUBSCRIBE")
+        self.assertSpawned(r, 1, 4)
+
+    def test_hosts_outside_the_allocation_are_refused_naming_them(self):
+        r = self.spawn("1", "host=n1,n9", nodes=1)
+        self.assertSpawnFailed(r, "At least one of the requested hosts is not included in the "
+                               "current allocation: n9")
+
+    def test_add_host_is_refused_saying_to_allocate_the_nodes(self):
+        r = self.spawn("1", "add-host=n4")
+        self.assertSpawnFailed(r, "add-host asks for nodes outside the job",
+                               "allocate it with them (salloc -w ...)")
+
+    def test_a_program_that_does_not_exist_fails_the_spawn(self):
+        r = self.spawn("1", "cmd=/nonexistent/worker")
+        self.assertSpawnFailed(r, "/nonexistent/worker: No such file or directory",
+                               "ended with exit status 2 before they all called MPI_Init")
+
+    def test_children_that_never_call_mpi_init_fail_the_spawn_after_the_deadline(self):
+        with cluster.plugstack(cluster.with_plugin_arguments("spawn_timeout=3")):
+            started = time.time()
+            r = self.spawn("1", "cmd=/bin/sleep", "args=300")
+            took = time.time() - started
+        self.assertSpawnFailed(r, "did not all call MPI_Init (PMIx_Init) within 3 s "
+                               "(plugstack.conf's spawn_timeout=); they were ended")
+        self.assertLess(took, 60)
+
+    def test_a_parent_that_aborts_ends_its_children_too(self):
+        r = self.spawn("2", "abort")
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertTrue(cluster.wait_for(lambda: cluster.slurm_jobs() == []),
+                        r.stdout + r.stderr)
 
 
 class OpenMpi4Test(SpawnCases, cluster.StepTestCase):
     """mpi_spawn built with Debian's Open MPI 4.1."""
     program = MPI_SPAWN
+    spawn_error = 50  # MPI_ERR_SPAWN
+
+
+@unittest.skipUnless(cluster.have_ompi5(), "Open MPI 5 is not built (STEPMAP_OMPI5_PREFIX; "
+                     "contrib/openmpi/build-openmpi5.sh builds it)")
+class OpenMpi5Test(SpawnCases, cluster.StepTestCase):
+    """mpi_spawn built with Open MPI 5's mpicc (a PMIx 5 client)."""
+    # Open MPI 5 turns the failed PMIx_Spawn into MPI_ERR_SPAWN, then
+    # hands every rank the error through the port it connects on
+    # ("<port>:error=50", ompi/mpi/c/comm_spawn.c), which comes back as
+    # MPI_ERR_UNKNOWN: what its own mpirun returns too.
+    spawn_error = 14
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.dir, cls.program = cluster.build_with_ompi5("mpi_spawn.c", "stepmap-ompi5-spawn-")
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run(["rm", "-rf", cls.dir])
+        super().tearDownClass()
 
 
 if __name__ == "__main__":
+    cluster.require_root()
     unittest.main(verbosity=2)

@@ -1,12 +1,13 @@
 /* MPI_Comm_spawn under srun (tests/e2e/test_spawn.py).
  *
- *   mpi_spawn parent N [KEY=VALUE ...] [cmd=PROGRAM] [args=A,B,...]
+ *   mpi_spawn parent N [KEY=VALUE ...] [cmd=PROGRAM] [args=A,B,...] [abort]
  *       the ranks spawn N copies of this program ("child") with the info
  *       keys given (or of PROGRAM with arguments A B ...); parents and children merge the intercommunicator, sum
  *       their ranks over it and disconnect. Each parent rank prints
  *       "parent R spawn ok sum S size Z" or "parent R spawn FAILED: why"
  *       (with the error class); rank 0 prints "spawn-ms T", the time of
- *       MPI_Comm_spawn.
+ *       MPI_Comm_spawn. With "abort", rank 0 then calls MPI_Abort (status
+ *       3) while the children wait in MPI_Comm_disconnect.
  *   mpi_spawn child
  *       prints "child R of N parent-size P sum S host H" after the same
  *       exchange.
@@ -72,8 +73,13 @@ int main(int argc, char **argv) {
     MPI_Info info;
     MPI_Info_create(&info);
     const char *command = argv[0];
+    int abort_after = 0;
     char *child_argv[16] = {"child", NULL};
     for (int i = 3; i < argc; ++i) {
+        if (strcmp(argv[i], "abort") == 0) {
+            abort_after = 1;
+            continue;
+        }
         if (strncmp(argv[i], "cmd=", 4) == 0) {
             command = argv[i] + 4;
             continue;
@@ -116,10 +122,12 @@ int main(int argc, char **argv) {
     if (rc != MPI_SUCCESS)
         printf("parent %d spawn FAILED: merge %d\n", rank, rc);
     else
-        printf("parent %d spawn ok sum %d size %d\n", rank, sum, total);
+        printf("parent %d spawn ok sum %d size %d host %s\n", rank, sum, total, host);
     if (rank == 0)
         printf("spawn-ms %.1f\n", (t1 - t0) * 1e3);
     fflush(stdout);
+    if (abort_after && rank == 0)
+        MPI_Abort(MPI_COMM_WORLD, 3);
     MPI_Comm_disconnect(&inter);
     free(codes);
     MPI_Finalize();
