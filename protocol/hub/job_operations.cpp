@@ -10,6 +10,14 @@
 
 namespace stepmap::hub {
 
+namespace {
+
+std::string stepName(const JobSteps &steps, std::uint32_t index) {
+    return index == 0 ? std::string("the spawning step") : "spawned step " + steps.tagOf(index);
+}
+
+} // namespace
+
 bool RendezvousHub::State::isServer(std::uint32_t node) const {
     return stepOf(node) == 0 ? serverNodes.count(node) > 0 : servers.count(node) > 0;
 }
@@ -122,8 +130,12 @@ void RendezvousHub::State::onJobBarrier(std::uint32_t node, uvnet::FrameConnecti
         c.close("job-wide barrier '" + m->label + "' without the sender's processes");
         return;
     }
-    if (!expected) {
-        wire::JobBarrierDoneMsg refused{m->label, false, "", expected.error().message, {}};
+    std::string refusal = expected ? "" : expected.error().message;
+    for (std::uint32_t n : expected ? *expected : std::set<std::uint32_t>{})
+        if (leftJob(n) && refusal.empty())
+            refusal = "the processes of node index " + std::to_string(localOf(n)) + " of " + stepName(*jobSteps, stepOf(n)) + " have ended";
+    if (!refusal.empty()) {
+        wire::JobBarrierDoneMsg refused{m->label, false, "", refusal, {}};
         sendTo(node, MessageType::JobBarrierDone, wire::encode(refused));
         return;
     }
@@ -162,6 +174,30 @@ void RendezvousHub::State::onJobBarrier(std::uint32_t node, uvnet::FrameConnecti
     const std::string payload = wire::encode(done);
     for (auto n : to)
         sendTo(n, MessageType::JobBarrierDone, payload);
+}
+
+bool RendezvousHub::State::leftJob(std::uint32_t node) const {
+    return !servers.count(node) && (stepOf(node) != 0 || everConnected.count(node));
+}
+
+void RendezvousHub::State::leaveJobBarriers(std::uint32_t node) {
+    for (auto it = jobBarriers.begin(); it != jobBarriers.end();) {
+        if (!it->second.expected.count(node)) {
+            ++it;
+            continue;
+        }
+        const std::string payload = wire::encode(wire::JobBarrierDoneMsg{
+            it->first, false, "",
+            "the processes of node index " + std::to_string(localOf(node)) + " of " + stepName(*jobSteps, stepOf(node)) + " ended before it completed",
+            {}});
+        for (auto &[n, bytes] : it->second.data) {
+            fenceLoad[n].fences -= 1;
+            fenceLoad[n].bytes -= bytes.size();
+            sendTo(n, MessageType::JobBarrierDone, payload);
+        }
+        jobBarrierProcs.erase(it->first);
+        it = jobBarriers.erase(it);
+    }
 }
 
 } // namespace stepmap::hub

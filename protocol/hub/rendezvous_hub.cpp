@@ -241,6 +241,7 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
         // to answer its waiting lookups, which must not take a name.
         servers.erase(node);
         names.forgetNode(node);
+        leaveJobBarriers(node);
         peers[&c].state = PeerState::Leaving;
         c.close("server left");
         return;
@@ -555,6 +556,7 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
         // A spawned step's server: that step's srun reports its loss.
         servers.erase(node);
         names.forgetNode(node);
+        leaveJobBarriers(node);
         jobSteps->forget(stepOf(node));
     } else if (lost) {
         servers.erase(node);

@@ -142,6 +142,9 @@ struct RendezvousHub::State {
     void onJobBarrier(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void answerSpawn(std::uint32_t index, bool ok, const std::string &message);
     void takeSpawnFailures();
+    // A server left: the job-wide barriers that wait for it cannot complete.
+    void leaveJobBarriers(std::uint32_t node);
+    bool leftJob(std::uint32_t node) const;
     void sendProfileVerdict();
     void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
     void fail(const std::string &why);

@@ -240,6 +240,25 @@ void SpawnedSteps::started(std::uint32_t index, const std::string &stepTag,
     logVerbose("spawned step " + stepTag + ": " + it->second.summary);
 }
 
+void SpawnedSteps::awaitAll() {
+    std::unique_lock lock(mutex_);
+    ending_ = true;
+    std::size_t running = 0;
+    for (auto &[index, child] : children_)
+        running += child.running ? 1 : 0;
+    if (running)
+        logVerbose("waiting for " + std::to_string(running) +
+                   " spawned step(s) to end (MPI_Comm_spawn)");
+    ended_.wait(lock, [this] {
+        for (auto &[index, child] : children_)
+            if (child.running)
+                return false;
+        return true;
+    });
+    lock.unlock();
+    endAll();
+}
+
 void SpawnedSteps::endAll() {
     std::unique_lock lock(mutex_);
     ending_ = true;

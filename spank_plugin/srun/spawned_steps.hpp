@@ -42,7 +42,12 @@ public:
     void start(std::uint32_t index, const wire::SpawnRequestMsg &request);
     // The hub's onSpawned: every server of step `index` joined. Hub thread.
     void started(std::uint32_t index, const std::string &stepTag, const std::string &plan);
-    // Ends every spawned step still running and waits for their sruns.
+    // The spawning step ended normally: waits until every spawned step has
+    // ended on its own, as mpirun outlives its spawned jobs (seed 000:
+    // disconnected jobs end independently). No new spawn starts.
+    void awaitAll();
+    // Ends every spawned step still running (the spawning step failed or
+    // was ended) and waits for their sruns.
     void endAll();
 
 private:

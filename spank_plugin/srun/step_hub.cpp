@@ -149,8 +149,12 @@ int StepHub::finish(timeline::SrunMarks marks) {
         stepEnding_ = true;
     }
     endingChanged_.notify_all();
-    if (spawned_)
+    // The steps its ranks spawned end with a step that failed; else they
+    // are waited for.
+    if (spawned_ && (abortStatus_.load() >= 0 || firstFailure_.load() >= 0 || failed_.load()))
         spawned_->endAll();
+    else if (spawned_)
+        spawned_->awaitAll();
     if (hub_) {
         hub_->shutdown(0, "srun is done");
         hub_.reset();

@@ -2,7 +2,8 @@
 service (MPI_Publish_name, MPI_Lookup_name, MPI_Unpublish_name) served by
 the step's hub, and MPI_Comm_accept meeting MPI_Comm_connect between two
 halves of the step, on Debian's Open MPI 4.1 and on Open MPI 5 where it is
-built. Slurm's own mpi/pmix answers every one of these "not supported"."""
+built (spawn and steps connecting: test_spawn). Slurm's own mpi/pmix
+answers every one of these "not supported"."""
 
 import os
 import subprocess
@@ -46,38 +47,6 @@ class NamesCases:
 class OpenMpi4Test(NamesCases, cluster.StepTestCase):
     """mpi_names built with Debian's Open MPI 4.1."""
     program = MPI_NAMES
-
-
-SPAWN_SCRIPT = """\
-import sys
-from mpi4py import MPI
-MPI.COMM_WORLD.Set_errhandler(MPI.ERRORS_RETURN)
-try:
-    MPI.COMM_SELF.Spawn(sys.executable, args=["-c", "pass"], maxprocs=2)
-    print("spawned")
-except MPI.Exception as e:
-    print("spawn failed:", e.Get_error_string())
-    sys.exit(3)
-"""
-
-
-class SpawnTest(cluster.StepTestCase):
-    """MPI_Comm_spawn is not served yet: it fails at once with the reason on
-    srun's terminal, and nothing is left behind (StepTestCase checks)."""
-
-    def test_a_spawn_fails_at_once_saying_why_and_how_to_spawn(self):
-        script = cluster.write_user_file(SPAWN_SCRIPT)
-        try:
-            r = srun("-n", "1", "--map-by", "node", "/usr/bin/python3", script, timeout=120)
-        finally:
-            os.unlink(script)
-        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
-        self.assertIn("spawn failed:", r.stdout)
-        self.assertIn("MPI_ERR_SPAWN", r.stdout)
-        self.assertRegex(r.stderr, r"stepmap: rank 0: MPI_Comm_spawn \(PMIx_Spawn\) of "
-                         r"/usr/bin/python3\S*, 2 processes: stepmap does not start spawned "
-                         r"processes yet")
-        self.assertIn("salloc ... mpirun ...", r.stderr)
 
 
 @unittest.skipUnless(cluster.have_ompi5(), "Open MPI 5 is not built (STEPMAP_OMPI5_PREFIX; "

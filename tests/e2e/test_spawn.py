@@ -131,6 +131,41 @@ class OpenMpi5Test(SpawnCases, cluster.StepTestCase):
         super().tearDownClass()
 
 
+POOL_SCRIPT = """\
+import os
+from mpi4py.futures import MPIPoolExecutor
+
+def square(x):
+    return x * x, os.environ.get("SLURMD_NODENAME", "?"), os.getpid()
+
+if __name__ == "__main__":
+    with MPIPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(square, range(32)))
+    print("squares", sum(r[0] for r in results))
+    print("workers", len(set(r[2] for r in results)))
+    print("nodes", ",".join(sorted(set(r[1] for r in results))))
+"""
+
+
+class MpiPoolTest(cluster.StepTestCase):
+    """mpi4py's MPIPoolExecutor (Debian's python3-mpi4py, Open MPI 4.1)
+    spawns its workers: one srun rank, four workers on the job's free slots."""
+
+    def test_a_pool_executor_runs_its_tasks_on_four_spawned_workers(self):
+        script = cluster.write_user_file(POOL_SCRIPT)
+        try:
+            r = cluster.run_as_user(["salloc", "-N", "3", "-n", "5", "srun", "-n", "1",
+                                     "--map-by", "slot", "/usr/bin/python3", script],
+                                    timeout=180)
+        finally:
+            os.unlink(script)
+        out = r.stdout + r.stderr
+        self.assertEqual(r.returncode, 0, out)
+        self.assertIn("squares %d" % sum(x * x for x in range(32)), r.stdout, out)
+        self.assertIn("workers 4", r.stdout, out)
+        self.assertNotIn("forcing job termination", r.stderr)
+
+
 if __name__ == "__main__":
     cluster.require_root()
     unittest.main(verbosity=2)
