@@ -3,6 +3,7 @@
 #include "hosts/allocation.hpp"
 #include "job_variables.hpp"
 #include "plugin_log.hpp"
+#include "protocol/hub/job_ids.hpp"
 #include "srun/job_allocation.hpp"
 #include "srun/slurm_release.hpp"
 #include "srun/spawn_command.hpp"
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 extern char **environ;
@@ -130,18 +132,24 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
     }
     command->argv[0].assign(self, static_cast<std::size_t>(len));
 
-    std::vector<std::string> env;
-    for (char **e = environ; e && *e; ++e)
-        if (inherited(*e))
-            env.emplace_back(*e);
+    // The step's own variables first (the first of a name is the one
+    // read), then the caller's additions over srun's environment.
+    std::vector<std::string> env = {
+        std::string("SLURM_JOB_ID=") + std::to_string(jobId_),
+        std::string(kJobHubVariable) + "=" + jobHub_,
+        std::string(kJobSecretVariable) + "=" + jobSecretHex_,
+        std::string(kJobStepVariable) + "=" + std::to_string(index),
+        std::string(kSpawnParentVariable) + "=" + request.parentNspace + ":" +
+            std::to_string(hub::localOf(request.rank))};
+    std::set<std::string> added;
     for (const auto &line : command->environment)
-        env.push_back(line);
-    env.push_back(std::string("SLURM_JOB_ID=") + std::to_string(jobId_));
-    env.push_back(std::string(kJobHubVariable) + "=" + jobHub_);
-    env.push_back(std::string(kJobSecretVariable) + "=" + jobSecretHex_);
-    env.push_back(std::string(kJobStepVariable) + "=" + std::to_string(index));
-    env.push_back(std::string(kSpawnParentVariable) + "=" + request.parentNspace + ":" +
-                  std::to_string(request.rank & 0xFFFFFF));
+        if (inherited(line.c_str()) && added.insert(line.substr(0, line.find('='))).second)
+            env.push_back(line);
+    for (char **e = environ; e && *e; ++e) {
+        const std::string line = *e;
+        if (inherited(*e) && !added.count(line.substr(0, line.find('='))))
+            env.push_back(line);
+    }
     std::vector<char *> argv, envp;
     for (auto &a : command->argv)
         argv.push_back(a.data());

@@ -1,0 +1,149 @@
+// Where a rank's MPI_Comm_spawn goes inside the job, and the srun that
+// starts it: free slots first, host filters of the allocation, mpirun's
+// errors (spawn_command.hpp).
+
+#include "srun/spawn_command.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace stepmap;
+using namespace stepmap::plugin;
+
+namespace {
+
+// n1-n3, two slots each; the spawning step's rank on n1.
+SpawnContext threeNodes() {
+    SpawnContext c;
+    c.jobId = 42;
+    c.allocation.nodes = {{"n1", 2, nullptr}, {"n2", 2, nullptr}, {"n3", 2, nullptr}};
+    c.used = {{"n1", 1}};
+    c.srun = "/usr/bin/srun";
+    c.readFile = [](const std::string &path) -> Expected<std::string> {
+        if (path == "hosts.txt")
+            return std::string("n3 slots=1\nn2\n");
+        return UserError{"no such file"};
+    };
+    return c;
+}
+
+wire::SpawnRequestMsg request(std::uint32_t n,
+                              std::vector<std::pair<std::string, std::string>> info = {}) {
+    wire::SpawnRequestMsg r;
+    r.cmd = "./worker";
+    r.argv = {"./worker", "-x", "1"};
+    r.env = {"OMPI_PARENT_PORT=abc"};
+    r.cwd = "/home/u";
+    r.maxprocs = n;
+    r.info = std::move(info);
+    return r;
+}
+
+std::string hostArgument(const SpawnCommand &c) {
+    for (const auto &a : c.argv)
+        if (a.rfind("--host=", 0) == 0)
+            return a.substr(7);
+    return "";
+}
+
+bool has(const SpawnCommand &c, const std::string &arg) {
+    return std::find(c.argv.begin(), c.argv.end(), arg) != c.argv.end();
+}
+
+} // namespace
+
+TEST(SpawnCommand, ChildrenGoToTheFreeSlotsOfTheJobInItsOrder) {
+    struct Case {
+        std::uint32_t n;
+        std::vector<std::pair<std::string, std::string>> info;
+        std::string hosts;
+    } cases[] = {
+        {1, {}, "n1:1,n2:2,n3:2"},
+        {5, {}, "n1:1,n2:2,n3:2"},
+        {2, {{"host", "n3"}}, "n3:2"},
+        {1, {{"host", "n3:1,n1"}}, "n1:1,n3:1"},       // allocation order, counts cap slots
+        {3, {{"host", "!^n1"}}, "n2:2,n3:2"},          // PRRTE's exclusion form
+        {2, {{"hostfile", "hosts.txt"}}, "n2:2,n3:1"}, // slots= caps as well
+    };
+    for (const auto &c : cases) {
+        auto command = spawnCommand(request(c.n, c.info), threeNodes());
+        ASSERT_TRUE(command) << c.hosts << ": " << command.error().message;
+        EXPECT_EQ(hostArgument(*command), c.hosts);
+    }
+}
+
+TEST(SpawnCommand, IsAnOverlappingSrunOfTheJobWithTheProgramItsArgumentsAndDirectory) {
+    auto command = spawnCommand(request(2), threeNodes());
+    ASSERT_TRUE(command);
+    EXPECT_EQ(command->argv, (std::vector<std::string>{"/usr/bin/srun", "--jobid=42", "--overlap",
+                                                       "--ntasks=2", "--host=n1:1,n2:2,n3:2",
+                                                       "--chdir=/home/u", "./worker", "-x", "1"}));
+    EXPECT_EQ(command->environment, (std::vector<std::string>{"OMPI_PARENT_PORT=abc"}));
+    EXPECT_EQ(command->summary, "2 x ./worker on n1:1,n2:2,n3:2");
+}
+
+TEST(SpawnCommand, PlacementKeysBecomeStepmapsOptions) {
+    auto command = spawnCommand(
+        request(
+            2,
+            {{"map-by", "node"}, {"rank-by", "slot"}, {"bind-to", "core"}, {"wdir", "/scratch"}}),
+        threeNodes());
+    ASSERT_TRUE(command);
+    EXPECT_TRUE(has(*command, "--map-by=node"));
+    EXPECT_TRUE(has(*command, "--rank-by=slot"));
+    EXPECT_TRUE(has(*command, "--bind-to=core"));
+    EXPECT_TRUE(has(*command, "--chdir=/scratch"));
+    auto ppr = spawnCommand(request(2, {{"ppr", "1:node"}}), threeNodes());
+    ASSERT_TRUE(ppr);
+    EXPECT_TRUE(has(*ppr, "--map-by=ppr:1:node"));
+}
+
+TEST(SpawnCommand, OversubscribingSharesEverySlotWhenNoneIsFree) {
+    auto context = threeNodes();
+    context.used = {{"n1", 2}, {"n2", 2}, {"n3", 2}};
+    auto refused = spawnCommand(request(1), context);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().message,
+              "1 processes but 0 of the allocation's 6 slots are free (the job's running steps "
+              "use the others); spawn at most 0, or allow oversubscription (MPI_Info key map_by, "
+              "value :OVERSUBSCRIBE)");
+    auto shared = spawnCommand(request(8, {{"map-by", "slot:OVERSUBSCRIBE"}}), context);
+    ASSERT_TRUE(shared) << shared.error().message;
+    EXPECT_EQ(hostArgument(*shared), "n1:2,n2:2,n3:2");
+    EXPECT_TRUE(has(*shared, "--map-by=slot:OVERSUBSCRIBE"));
+}
+
+TEST(SpawnCommand, BadRequestsAreRefusedSayingWhy) {
+    struct Case {
+        wire::SpawnRequestMsg request;
+        std::string error;
+    } cases[] = {
+        {request(1, {{"host", "n1,n9,n8"}}),
+         "At least one of the requested hosts is not included in the current allocation: n9,n8 "
+         "(a spawn runs inside the job's nodes; allocate the job with them, e.g. salloc -w ...)"},
+        {request(1, {{"add-host", "n9"}}),
+         "the spawn's add-host asks for nodes outside the job: Slurm fixed the job's nodes when "
+         "it was allocated, so allocate it with them (salloc -w ...) and name them with host"},
+        {request(1, {{"add-hostfile", "f"}}),
+         "the spawn's add-hostfile asks for nodes outside the job: Slurm fixed the job's nodes "
+         "when it was allocated, so allocate it with them (salloc -w ...) and name them with "
+         "host"},
+        {request(1, {{"hostfile", "missing"}}), "the spawn's hostfile missing: no such file"},
+        {request(0), "a spawn of 0 processes (1 to 1048576)"},
+        {request(3, {{"host", "n3"}}),
+         "3 processes but 2 of the filtered nodes' 2 slots are free (the job's running steps use "
+         "the others); spawn at most 2, or allow oversubscription (MPI_Info key map_by, value "
+         ":OVERSUBSCRIBE)"},
+    };
+    for (const auto &c : cases) {
+        auto command = spawnCommand(c.request, threeNodes());
+        ASSERT_FALSE(command) << c.error;
+        EXPECT_EQ(command.error().message, c.error);
+    }
+    auto badEnv = request(1);
+    badEnv.env = {"NOEQUALS"};
+    auto refused = spawnCommand(badEnv, threeNodes());
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().message, "the spawn's environment line 'NOEQUALS' is not NAME=VALUE");
+}
