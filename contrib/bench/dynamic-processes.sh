@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Builds stepmap, starts the local cluster with the plugin and prints the
+# MPI_Comm_spawn (1, 4, 8 children) and
 # connect/accept comparison with Open MPI 5's mpirun
 # (tests/bench/dynamic_processes.py; needs Open MPI 5, built by
 # contrib/openmpi/build-openmpi5.sh).
