@@ -62,9 +62,13 @@ HubCollective::HubCollective(uv_loop_t *loop, const StepConfig &config, PmixHost
     if (config.jobStep == 0)
         return;
     guestHost_ = std::make_unique<GuestHost>(*this);
+    // The job's hub may end before this step (another srun's, or the
+    // spawner's ending): job-wide operations then fail, the step goes on.
     jobLink_ = std::make_unique<hub::HubLink>(
-        loop, guestSettings(config), *guestHost_,
-        [onLost](const std::string &why) { onLost("the job's hub: " + why); });
+        loop, guestSettings(config), *guestHost_, [](const std::string &why) {
+            logLine("the job's hub is gone (" + why +
+                    "); names, connects and spawns with other steps fail from now on");
+        });
 }
 
 HubCollective::~HubCollective() = default;

@@ -50,6 +50,7 @@ void HubLink::onClosed(const std::string &why) {
             retry_.get(), [](uv_timer_t *t) { static_cast<HubLink *>(t->data)->open(); }, 250, 0);
         return;
     }
+    lost_ = true;
     failAll("lost the connection to srun's rendezvous: " + why);
     if (onLost_)
         onLost_("connection to srun's rendezvous at " + settings_.hubHost + ":" +
@@ -398,6 +399,10 @@ void HubLink::barrier(const std::string &label, std::vector<std::uint32_t> nodes
 }
 
 void HubLink::directModex(std::uint32_t rank, DataReply done) {
+    if (lost_) {
+        done(statuses_.lostConnection, {});
+        return;
+    }
     std::uint64_t id = nextModexId_++;
     ++modexAsked_;
     auto &pending = modex_[id];
@@ -440,6 +445,10 @@ void HubLink::abort(std::uint32_t rank, int status, std::string message) {
 }
 
 void HubLink::names(wire::NameRequestMsg request, NameDone done) {
+    if (lost_) {
+        done(std::nullopt);
+        return;
+    }
     request.id = nextNameId_++;
     names_.emplace(request.id, std::move(done));
     send(MessageType::NameRequest, wire::encode(request));

@@ -169,6 +169,7 @@ private:
     std::function<void(const std::string &)> onLost_;
     uvnet::FrameConnection::Ptr conn_;
     bool ready_ = false;
+    bool lost_ = false; // the hub went: requests fail at once
     bool everJoined_ = false;
     uvnet::UvHandlePtr<uv_timer_t> retry_;
     std::uint64_t joinDeadline_ = 0;

@@ -8,6 +8,10 @@ namespace stepmap::hub {
 using wire::MessageType;
 
 void HubLink::spawn(wire::SpawnRequestMsg request, SpawnDone done) {
+    if (lost_) {
+        done(std::nullopt);
+        return;
+    }
     request.id = nextSpawnId_++;
     spawns_.emplace(request.id, std::move(done));
     send(MessageType::Spawn, wire::encode(request));
@@ -18,7 +22,7 @@ void HubLink::guestStep(const wire::GuestStepMsg &step) {
 }
 
 void HubLink::jobBarrier(wire::JobBarrierMsg barrier, JobBarrierDone done) {
-    if (jobBarriers_.count(barrier.label)) {
+    if (lost_ || jobBarriers_.count(barrier.label)) {
         // The same processes joined twice at once on this node: PMIx
         // serialises a collective per set, so this is a caller's error.
         done(std::nullopt);

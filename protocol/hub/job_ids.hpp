@@ -1,9 +1,11 @@
 #pragma once
 
-// Job-wide names of ranks and node servers. The first step of a job (the
-// one whose srun spawns) is step index 0; every step spawned from it or
-// from its children gets the next index (1, 2, ...; at most kMaxSteps) and
-// its servers join the first step's hub as guests. A rank or a node of
+// Job-wide names of ranks and node servers. The step whose hub serves the
+// job (the first stepmap step of the job on its srun's host) is step index
+// 0; every step spawned from it or from its children gets the next index
+// (1 to kMaxSpawned), every other srun of the job on that host that finds
+// the job's hub takes one of its own (kFirstAttached to kLastStep), and
+// their servers join the job's hub as guests. A rank or a node of
 // step s is known there as s << 24 | its index in the step, so that the
 // hub's names, barriers and direct modex cover every step of the tree with
 // the same 32-bit fields. A spawned step holds fewer than 2^24 ranks.
@@ -14,7 +16,9 @@ namespace stepmap::hub {
 
 constexpr unsigned kStepShift = 24;
 constexpr std::uint32_t kLocalMask = (1u << kStepShift) - 1;
-constexpr std::uint32_t kMaxSteps = 255;         // spawned steps of one job tree
+constexpr std::uint32_t kMaxSpawned = 127;    // spawned steps of one job
+constexpr std::uint32_t kFirstAttached = 128; // other sruns of the job
+constexpr std::uint32_t kLastStep = 255;
 constexpr std::uint32_t kAllRanks = 0xFFFFFFFFu; // PMIX_RANK_WILDCARD on the wire
 
 constexpr std::uint32_t jobWide(std::uint32_t step, std::uint32_t local) {

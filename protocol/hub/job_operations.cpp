@@ -64,7 +64,7 @@ void RendezvousHub::State::onSpawn(std::uint32_t node, uvnet::FrameConnection &c
     }
     auto index = jobSteps->open(node, m->id);
     if (!index) {
-        refuse("the job already spawned " + std::to_string(kMaxSteps) + " steps");
+        refuse("the job already spawned " + std::to_string(kMaxSpawned) + " steps");
         return;
     }
     events.onSpawn(*index, *m);

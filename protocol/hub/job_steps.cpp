@@ -19,7 +19,7 @@ JobSteps::JobSteps(std::string nspace, std::string plan, std::vector<std::uint32
 }
 
 std::optional<std::uint32_t> JobSteps::open(std::uint32_t requester, std::uint64_t requestId) {
-    if (next_ > kMaxSteps)
+    if (next_ > kMaxSpawned)
         return std::nullopt;
     Step step;
     step.requester = {requester, requestId};
@@ -29,7 +29,9 @@ std::optional<std::uint32_t> JobSteps::open(std::uint32_t requester, std::uint64
 
 bool JobSteps::mayJoin(std::uint32_t node) const {
     auto it = steps_.find(stepOf(node));
-    if (it == steps_.end() || it->second.gone)
+    if (it == steps_.end())
+        return stepOf(node) >= kFirstAttached && stepOf(node) <= kLastStep;
+    if (it->second.gone)
         return false;
     const Step &s = it->second;
     return (s.nodeOfRank.empty() && it->first != 0) || s.nodes.count(localOf(node)) > 0;
@@ -38,6 +40,11 @@ bool JobSteps::mayJoin(std::uint32_t node) const {
 Expected<bool> JobSteps::guestJoined(std::uint32_t node, const wire::GuestStepMsg &msg) {
     const std::uint32_t index = stepOf(node);
     auto it = steps_.find(index);
+    if (it == steps_.end() && index >= kFirstAttached && index <= kLastStep) {
+        Step attached; // another srun's: nobody waits for it to start
+        attached.answered = true;
+        it = steps_.emplace(index, std::move(attached)).first;
+    }
     if (index == 0 || it == steps_.end() || it->second.gone)
         return UserError{"a guest server of no spawned step"};
     Step &s = it->second;

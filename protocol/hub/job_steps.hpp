@@ -25,11 +25,12 @@ public:
     JobSteps(std::string nspace, std::string plan, std::vector<std::uint32_t> nodeOfRank);
 
     // A spawn asked by a rank of `requester` (a job-wide node id) under its
-    // request id: the new step's index, or nothing once kMaxSteps are used.
+    // request id: the new step's index, or nothing once kMaxSpawned are used.
     std::optional<std::uint32_t> open(std::uint32_t requester, std::uint64_t requestId);
     // Whether the server of job-wide node id `node` may join: a node of
-    // the first step's with ranks, or of a step opened by a spawn (which
-    // nodes, its plan says once its first server told it).
+    // the first step's with ranks, of a step opened by a spawn, or of
+    // another srun's step (an index from kFirstAttached; which nodes, its
+    // plan says once its first server told it).
     bool mayJoin(std::uint32_t node) const;
     // A guest server named its step, first as it joins, then once its
     // node's ranks have all started (step.started). An error closes its

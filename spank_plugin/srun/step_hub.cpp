@@ -107,6 +107,21 @@ std::unique_ptr<StepHub> StepHub::start(const Step &step) {
     const std::string address = self->hub_->address();
     // A spawned step's servers reach the job's hub: the first step's.
     // Spawned steps spawn through it too, so their sruns pass it on.
+    // Another srun of the job on this host may serve the job already: the
+    // step's servers then join it as guests (job_hub_file.hpp).
+    if (!std::getenv(kJobHubVariable)) {
+        auto shared = JobHubFile::claimOrFind(step.jobId, address, secret);
+        self->jobHubFile_ = std::move(shared.owner);
+        if (shared.attached) {
+            setenv(kJobHubVariable, shared.attached->address.c_str(), 1);
+            setenv(kJobSecretVariable, shared.attached->secretHex.c_str(), 1);
+            setenv(kJobStepVariable, std::to_string(shared.attached->index).c_str(), 1);
+            logVerbose("the job's hub is another srun's, at " + shared.attached->address +
+                       ": this step's ranks meet its ranks by name");
+        } else if (!self->jobHubFile_) {
+            logVerbose("this step's names stay its own: " + shared.why);
+        }
+    }
     const char *jobHub = std::getenv(kJobHubVariable);
     const char *jobSecret = std::getenv(kJobSecretVariable);
     self->spawned_->setHub(self->hub_.get(), jobHub ? jobHub : address,
@@ -144,6 +159,7 @@ void StepHub::logCriticalPath(const timeline::SrunMarks &marks) {
 }
 
 int StepHub::finish(timeline::SrunMarks marks) {
+    jobHubFile_.reset(); // no later srun joins a hub that is about to end
     {
         std::lock_guard<std::mutex> lock(endingMutex_);
         stepEnding_ = true;

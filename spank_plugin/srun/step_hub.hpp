@@ -10,6 +10,7 @@
 #include "protocol/timeline/critical_path.hpp"
 #include "protocol/timeline/exchange_counters.hpp"
 #include "site_config.hpp"
+#include "srun/job_hub_file.hpp"
 #include "srun/spawned_steps.hpp"
 
 #include <atomic>
@@ -65,6 +66,8 @@ private:
     std::mutex endingMutex_;
     std::condition_variable endingChanged_;
     bool stepEnding_ = false;
+    // The file that makes this srun's hub the job's, while it lives.
+    std::unique_ptr<JobHubFile> jobHubFile_;
     // The steps the ranks spawned (ended before the hub).
     std::unique_ptr<SpawnedSteps> spawned_;
     // Last, so that it ends (and its thread with it) before the members its

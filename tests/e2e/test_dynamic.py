@@ -39,6 +39,39 @@ class NamesCases:
         r = srun("-N", "2", "-n", "4", "--map-by", "node", self.program, "pairs", timeout=180)
         self.assertEveryRank(r, "pairs")
 
+    def two_sruns(self, runner):
+        """A job script whose two sruns meet: a server step of two ranks on
+        one node, a client step of one rank on another."""
+        script = ("#!/bin/bash\n"
+                  f"srun -N 1 -n 2 --map-by slot -w n1 {self.program} server svc-$SLURM_JOB_ID &\n"
+                  f"srun -N 1 -n 1 --map-by slot -w n2 {self.program} client svc-$SLURM_JOB_ID\n"
+                  "wait\n")
+        return runner(script)
+
+    def assertMet(self, out):
+        for line in ("rank 0 server ok sum 3 size 3", "rank 1 server ok sum 3 size 3",
+                     "rank 0 client ok sum 3 size 3"):
+            self.assertIn(line, out)
+        self.assertNotIn("FAILED", out)
+
+    def test_two_sruns_of_a_job_meet_by_name_and_connect(self):
+        def in_salloc(script):
+            path = cluster.write_user_file(script)
+            try:
+                return cluster.run_as_user(["salloc", "-N", "2", "-n", "3", "bash", path],
+                                           timeout=180)
+            finally:
+                os.unlink(path)
+        r = self.two_sruns(in_salloc)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertMet(r.stdout)
+
+    def test_two_background_sruns_of_a_batch_script_meet(self):
+        r, out = self.two_sruns(lambda script: cluster.run_sbatch(
+            script.replace("#!/bin/bash\n", "#!/bin/bash\n#SBATCH -N 2 -n 3\n"), timeout=180))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr + out)
+        self.assertMet(out)
+
     def test_accept_and_connect_with_several_ranks_a_node(self):
         r = srun("-N", "2", "-n", "4", "--map-by", "slot", self.program, "accept", timeout=180)
         self.assertEveryRank(r, "accept")

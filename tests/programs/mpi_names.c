@@ -13,6 +13,13 @@
  *                      and on rank 0 "accept-ms T": the slowest rank's
  *                      time from the port's lookup to the
  *                      intercommunicator (tests/bench/dynamic_processes.py).
+ *   mpi_names server NAME   (one srun) and
+ *   mpi_names client NAME   (another srun of the same job): the server's
+ *                      root opens a port and publishes it as NAME, the
+ *                      client's root looks it up (waiting up to 60 s); the
+ *                      two steps accept/connect, merge, sum every rank of
+ *                      both and disconnect. Prints "rank R server ok sum S
+ *                      size Z" (or client), or "... FAILED: why".
  *   mpi_names pairs    ranks 2k and 2k+1 meet by accept/connect, every
  *                      pair at once and each through its own published
  *                      port, so that connects over the same nodes run
@@ -136,6 +143,50 @@ static int accept_connect(void) {
     return 0;
 }
 
+static int across(const char *mode, const char *service) {
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm inter, merged;
+    int rc, sum = 0, merged_size = 0;
+    const int serving = strcmp(mode, "server") == 0;
+    if (serving) {
+        if (rank == 0) {
+            MPI_Open_port(MPI_INFO_NULL, port);
+            rc = MPI_Publish_name(service, MPI_INFO_NULL, port);
+            if (rc != MPI_SUCCESS)
+                return fail(mode, "publish", rc);
+        }
+        rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+    } else {
+        if (rank == 0) {
+            for (int tries = 0; tries < 1200 && !port[0]; ++tries)
+                if (MPI_Lookup_name(service, MPI_INFO_NULL, port) != MPI_SUCCESS)
+                    usleep(50000);
+            if (!port[0])
+                return fail(mode, "the port was never published", MPI_SUCCESS);
+        }
+        rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+    }
+    if (rc != MPI_SUCCESS)
+        return fail(mode, serving ? "accept" : "connect", rc);
+    rc = MPI_Intercomm_merge(inter, serving ? 0 : 1, &merged);
+    if (rc != MPI_SUCCESS)
+        return fail(mode, "merge", rc);
+    int me = 0;
+    MPI_Comm_rank(merged, &me);
+    MPI_Comm_size(merged, &merged_size);
+    MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, merged);
+    MPI_Comm_free(&merged);
+    rc = MPI_Comm_disconnect(&inter);
+    if (rc != MPI_SUCCESS)
+        return fail(mode, "disconnect", rc);
+    if (serving && rank == 0) {
+        MPI_Unpublish_name(service, MPI_INFO_NULL, port);
+        MPI_Close_port(port);
+    }
+    printf("rank %d %s ok sum %d size %d\n", rank, mode, sum, merged_size);
+    return 0;
+}
+
 static int pairs(void) {
     char service[64], port[MPI_MAX_PORT_NAME] = "";
     MPI_Comm inter, merged;
@@ -194,6 +245,8 @@ int main(int argc, char **argv) {
     int failed;
     if (argc > 1 && strcmp(argv[1], "accept") == 0)
         failed = accept_connect();
+    else if (argc > 2 && (strcmp(argv[1], "server") == 0 || strcmp(argv[1], "client") == 0))
+        failed = across(argv[1], argv[2]);
     else if (argc > 1 && strcmp(argv[1], "pairs") == 0)
         failed = pairs();
     else

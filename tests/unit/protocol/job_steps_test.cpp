@@ -87,9 +87,20 @@ TEST(JobSteps, ABarriersNodesComeFromItsProcessesOfEveryStep) {
     EXPECT_FALSE(steps.nodesOf({{"child.ns", 0}}));
 }
 
-TEST(JobSteps, AJobSpawnsAtMostMaxSteps) {
+TEST(JobSteps, AJobSpawnsAtMostMaxSpawnedSteps) {
     JobSteps steps("p", "", {0});
-    for (std::uint32_t i = 1; i <= kMaxSteps; ++i)
+    for (std::uint32_t i = 1; i <= kMaxSpawned; ++i)
         ASSERT_EQ(steps.open(0, i), i);
     EXPECT_FALSE(steps.open(0, 0));
+}
+
+// Another srun of the job names its own index; nobody waits for it.
+TEST(JobSteps, AnotherSrunsStepJoinsUnderAnIndexOfItsOwn) {
+    JobSteps steps("p", "", {0});
+    EXPECT_TRUE(steps.mayJoin(jobWide(kFirstAttached, 0)));
+    EXPECT_FALSE(steps.mayJoin(jobWide(5, 0))); // no spawn opened it
+    ASSERT_EQ(steps.guestJoined(jobWide(kFirstAttached, 0), guest(false)).value(), false);
+    EXPECT_EQ(steps.indexOf("child.ns"), kFirstAttached);
+    EXPECT_FALSE(steps.answer(kFirstAttached));
+    EXPECT_TRUE(steps.nodesOf({{"child.ns", 2}}));
 }
