@@ -97,6 +97,32 @@ Expected<std::vector<Candidate>> candidates(const std::optional<HostSpec> &filte
     return out;
 }
 
+// Open MPI 4.1 writes npernode N and pernode as PMIx ppr "N:n": PRRTE's
+// one-letter objects, spelt out as --map-by ppr takes them.
+std::string pprObject(const std::string &ppr) {
+    const auto colon = ppr.rfind(':');
+    if (colon == std::string::npos || colon + 2 != ppr.size())
+        return ppr;
+    const char *word = nullptr;
+    switch (ppr.back()) {
+    case 'n':
+        word = "node";
+        break;
+    case 's':
+        word = "package";
+        break;
+    case 'c':
+        word = "core";
+        break;
+    case 'h':
+        word = "hwthread";
+        break;
+    default:
+        return ppr;
+    }
+    return ppr.substr(0, colon + 1) + word;
+}
+
 } // namespace
 
 Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
@@ -158,7 +184,7 @@ Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
     if (mapBy)
         argv.push_back("--map-by=" + *mapBy);
     else if (const std::string *ppr = infoValue(request, "ppr"))
-        argv.push_back("--map-by=ppr:" + *ppr);
+        argv.push_back("--map-by=ppr:" + pprObject(*ppr));
     for (const char *key : {"rank-by", "bind-to"})
         if (const std::string *value = infoValue(request, key))
             argv.push_back(std::string("--") + key + "=" + *value);

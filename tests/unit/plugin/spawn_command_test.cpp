@@ -97,6 +97,10 @@ TEST(SpawnCommand, PlacementKeysBecomeStepmapsOptions) {
     auto ppr = spawnCommand(request(2, {{"ppr", "1:node"}}), threeNodes());
     ASSERT_TRUE(ppr);
     EXPECT_TRUE(has(*ppr, "--map-by=ppr:1:node"));
+    // Open MPI 4.1's npernode 2 (ppr "2:n").
+    auto npernode = spawnCommand(request(2, {{"ppr", "2:n"}}), threeNodes());
+    ASSERT_TRUE(npernode);
+    EXPECT_TRUE(has(*npernode, "--map-by=ppr:2:node"));
 }
 
 TEST(SpawnCommand, OversubscribingSharesEverySlotWhenNoneIsFree) {
