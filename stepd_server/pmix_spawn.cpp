@@ -159,24 +159,26 @@ pmix_status_t PmixHost::spawnUpcall(const pmix_proc_t *proc, const pmix_info_t j
         const std::uint32_t rank = proc->rank;
         wire::SpawnRequestMsg request;
         std::string bad;
-        if (napps != 1) {
-            bad = "MPI_Comm_spawn_multiple (PMIx_Spawn) of " + std::to_string(napps) +
-                  " programs: stepmap spawns one program per call";
-        } else {
-            const pmix_app_t &app = apps[0];
-            request.cmd = app.cmd ? std::string(app.cmd, strnlen(app.cmd, wire::kMaxSpawnString))
-                                  : std::string();
-            request.argv = stringList(app.argv);
-            request.env = stringList(app.env);
-            request.cwd = app.cwd ? app.cwd : "";
-            request.maxprocs = app.maxprocs > 0 ? static_cast<std::uint32_t>(app.maxprocs) : 0;
-            readSpawnKeys(jobInfo, njob, request.info, bad);
-            readSpawnKeys(app.info, app.ninfo, request.info, bad);
-            if (request.cmd.empty() && bad.empty())
-                bad = "the spawn names no program";
-            if (request.maxprocs == 0 && bad.empty())
-                bad = "the spawn asks for no processes (maxprocs " + std::to_string(app.maxprocs) +
-                      ")";
+        if (napps == 0 || napps > wire::kMaxSpawnApps)
+            bad = "a spawn of " + std::to_string(napps) + " programs (1 to " +
+                  std::to_string(wire::kMaxSpawnApps) + ")";
+        readSpawnKeys(jobInfo, njob, request.info, bad);
+        for (size_t a = 0; a < napps && bad.empty(); ++a) {
+            const pmix_app_t &given = apps[a];
+            wire::SpawnApp app;
+            app.cmd = given.cmd ? std::string(given.cmd, strnlen(given.cmd, wire::kMaxSpawnString))
+                                : std::string();
+            app.argv = stringList(given.argv);
+            app.env = stringList(given.env);
+            app.cwd = given.cwd ? given.cwd : "";
+            app.maxprocs = given.maxprocs > 0 ? static_cast<std::uint32_t>(given.maxprocs) : 0;
+            readSpawnKeys(given.info, given.ninfo, app.info, bad);
+            if (app.cmd.empty() && bad.empty())
+                bad = "program " + std::to_string(a) + " of the spawn is not named";
+            if (app.maxprocs == 0 && bad.empty())
+                bad = "program " + std::to_string(a) + " of the spawn asks for no processes " +
+                      "(maxprocs " + std::to_string(given.maxprocs) + ")";
+            request.apps.push_back(std::move(app));
         }
         if (!bad.empty()) {
             logError("rank " + std::to_string(rank) + ": spawn refused: " + bad);
@@ -199,7 +201,9 @@ pmix_status_t PmixHost::spawnUpcall(const pmix_proc_t *proc, const pmix_info_t j
 
 void PmixHost::spawn(std::uint32_t rank, wire::SpawnRequestMsg request, pmix_spawn_cbfunc_t cbfunc,
                      void *cbdata) {
-    const std::string what = std::to_string(request.maxprocs) + " x " + request.cmd;
+    std::string what;
+    for (const auto &app : request.apps)
+        what += (what.empty() ? "" : " + ") + std::to_string(app.maxprocs) + " x " + app.cmd;
     logLine("rank " + std::to_string(rank) + " spawns " + what);
     if (!collective_) {
         cbfunc(PMIX_ERR_UNREACH, nullptr, cbdata);

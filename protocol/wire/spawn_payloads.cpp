@@ -36,21 +36,42 @@ bool getString(ByteReader &r, std::string &out, std::size_t maxSize) {
 
 } // namespace
 
+void putInfo(ByteWriter &w, const SpawnInfo &info) {
+    w.u32(static_cast<std::uint32_t>(info.size()));
+    for (const auto &[key, value] : info) {
+        w.blob(key);
+        w.blob(value);
+    }
+}
+
+bool getInfo(ByteReader &r, SpawnInfo &info) {
+    auto count = r.u32();
+    if (!count || *count > kMaxSpawnStrings)
+        return false;
+    for (std::uint32_t i = 0; i < *count; ++i) {
+        std::string key, value;
+        if (!getString(r, key, 511) || !getString(r, value, kMaxSpawnString))
+            return false;
+        info.emplace_back(std::move(key), std::move(value));
+    }
+    return true;
+}
+
 std::string encode(const SpawnRequestMsg &m) {
     ByteWriter w;
     w.u64(m.id);
     w.u32(m.rank);
     w.blob(m.parentNspace);
-    w.blob(m.cmd);
-    putStrings(w, m.argv);
-    putStrings(w, m.env);
-    w.blob(m.cwd);
-    w.u32(m.maxprocs);
-    w.u32(static_cast<std::uint32_t>(m.info.size()));
-    for (const auto &[key, value] : m.info) {
-        w.blob(key);
-        w.blob(value);
+    w.u32(static_cast<std::uint32_t>(m.apps.size()));
+    for (const auto &app : m.apps) {
+        w.blob(app.cmd);
+        putStrings(w, app.argv);
+        putStrings(w, app.env);
+        w.blob(app.cwd);
+        w.u32(app.maxprocs);
+        putInfo(w, app.info);
     }
+    putInfo(w, m.info);
     return text(w);
 }
 
@@ -58,21 +79,22 @@ std::optional<SpawnRequestMsg> decodeSpawnRequest(const std::string &s) {
     auto r = reader(s);
     SpawnRequestMsg m;
     if (!fields::get(r, m.id) || !fields::get(r, m.rank) ||
-        !getString(r, m.parentNspace, kMaxNspace) || !getString(r, m.cmd, kMaxSpawnString) ||
-        !getStrings(r, m.argv, kMaxSpawnStrings, kMaxSpawnString) ||
-        !getStrings(r, m.env, kMaxSpawnStrings, kMaxSpawnString) ||
-        !getString(r, m.cwd, kMaxSpawnString) || !fields::get(r, m.maxprocs))
+        !getString(r, m.parentNspace, kMaxNspace))
         return std::nullopt;
-    auto count = r.u32();
-    if (!count || *count > kMaxSpawnStrings)
+    auto apps = r.u32();
+    if (!apps || *apps == 0 || *apps > kMaxSpawnApps)
         return std::nullopt;
-    for (std::uint32_t i = 0; i < *count; ++i) {
-        std::string key, value;
-        if (!getString(r, key, 511) || !getString(r, value, kMaxSpawnString))
+    for (std::uint32_t a = 0; a < *apps; ++a) {
+        SpawnApp app;
+        if (!getString(r, app.cmd, kMaxSpawnString) ||
+            !getStrings(r, app.argv, kMaxSpawnStrings, kMaxSpawnString) ||
+            !getStrings(r, app.env, kMaxSpawnStrings, kMaxSpawnString) ||
+            !getString(r, app.cwd, kMaxSpawnString) || !fields::get(r, app.maxprocs) ||
+            !getInfo(r, app.info) || app.cmd.empty())
             return std::nullopt;
-        m.info.emplace_back(std::move(key), std::move(value));
+        m.apps.push_back(std::move(app));
     }
-    if (!r.atEnd() || m.cmd.empty())
+    if (!getInfo(r, m.info) || !r.atEnd())
         return std::nullopt;
     return m;
 }

@@ -15,26 +15,35 @@
 namespace stepmap::wire {
 
 constexpr std::size_t kMaxSpawnStrings = 4096; // argv, env, info entries each
+constexpr std::size_t kMaxSpawnApps = 256;      // programs of one spawn
 constexpr std::size_t kMaxSpawnString = 64u << 10;
 constexpr std::size_t kMaxNspace = 255; // PMIX_MAX_NSLEN
 constexpr std::size_t kMaxBarrierProcs = 1u << 20;
 constexpr std::size_t kMaxBarrierSteps = 256;
 
-// One rank's MPI_Comm_spawn: the program, its arguments (argv[0] first),
-// the environment lines the caller adds, its directory, how many processes,
-// and the spawn's keys as text (job and application info merged; the
-// server names them: host, hostfile, add-host, add-hostfile, wdir, map-by,
-// rank-by, bind-to, ppr).
-struct SpawnRequestMsg {
-    std::uint64_t id = 0;
-    std::uint32_t rank = 0; // job-wide id of the caller (job_ids.hpp)
-    std::string parentNspace;
+// The spawn's keys as text, by the names the server gives them: host,
+// hostfile, add-host, add-hostfile, wdir, map-by, rank-by, bind-to, ppr.
+using SpawnInfo = std::vector<std::pair<std::string, std::string>>;
+
+// One program of a spawn: its arguments (argv[0] first), the environment
+// lines the caller adds, its directory, how many processes, its keys.
+struct SpawnApp {
     std::string cmd;
     std::vector<std::string> argv;
     std::vector<std::string> env;
     std::string cwd;
     std::uint32_t maxprocs = 0;
-    std::vector<std::pair<std::string, std::string>> info;
+    SpawnInfo info;
+};
+
+// One rank's MPI_Comm_spawn (one program) or _spawn_multiple, with the
+// keys of the whole spawn.
+struct SpawnRequestMsg {
+    std::uint64_t id = 0;
+    std::uint32_t rank = 0; // job-wide id of the caller (job_ids.hpp)
+    std::string parentNspace;
+    std::vector<SpawnApp> apps;
+    SpawnInfo info;
 };
 
 struct SpawnReplyMsg {

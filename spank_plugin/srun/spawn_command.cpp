@@ -13,11 +13,11 @@ namespace {
 // A spawn never starts more processes than this.
 constexpr std::uint32_t kMaxSpawnedProcesses = 1u << 20;
 
-const std::string *infoValue(const wire::SpawnRequestMsg &request, const std::string &key) {
+const std::string *infoValue(const wire::SpawnInfo &info, const std::string &key) {
     const std::string *found = nullptr;
-    for (const auto &[k, v] : request.info)
+    for (const auto &[k, v] : info)
         if (k == key)
-            found = &v; // the application's, given after the job's, wins
+            found = &v; // the later (the program's, after the job's) wins
     return found;
 }
 
@@ -28,7 +28,7 @@ std::string lower(std::string text) {
 }
 
 // The request's host or hostfile filter, or none.
-Expected<std::optional<HostSpec>> hostFilter(const wire::SpawnRequestMsg &request,
+Expected<std::optional<HostSpec>> hostFilter(const wire::SpawnInfo &request,
                                              const SpawnContext &context) {
     if (const std::string *host = infoValue(request, "host")) {
         auto spec = parseHostOption(*host);
@@ -123,24 +123,89 @@ std::string pprObject(const std::string &ppr) {
     return ppr.substr(0, colon + 1) + word;
 }
 
+// The keys that shape the whole spawn: the job's, then its first
+// program's; every program that names hosts names the same ones.
+Expected<wire::SpawnInfo> spawnKeys(const wire::SpawnRequestMsg &request) {
+    wire::SpawnInfo keys = request.info;
+    keys.insert(keys.end(), request.apps.front().info.begin(), request.apps.front().info.end());
+    for (const auto &app : request.apps)
+        for (const char *key : {"add-host", "add-hostfile"})
+            if (infoValue(app.info, key) || infoValue(request.info, key))
+                return UserError{std::string("the spawn's ") + key +
+                                 " asks for nodes outside the job: Slurm fixed the job's nodes "
+                                 "when it was allocated, so allocate it with them (salloc -w "
+                                 "...) and name them with host"};
+    for (const auto &app : request.apps)
+        for (const char *key : {"host", "hostfile"}) {
+            const std::string *mine = infoValue(app.info, key);
+            const std::string *first = infoValue(keys, key);
+            if (mine && (!first || *mine != *first))
+                return UserError{std::string("the programs of the spawn name different ") + key +
+                                 "s: stepmap places a spawn's programs over one set of hosts, so "
+                                 "give each the same (or name it once, for the first)"};
+        }
+    return keys;
+}
+
+// A word srun's --multi-prog file takes as it is.
+bool plainWord(const std::string &word) {
+    return !word.empty() && word.size() <= 4096 &&
+           std::none_of(word.begin(), word.end(), [](char c) {
+               return std::isspace(static_cast<unsigned char>(c)) || c == '\'' || c == '"' ||
+                      c == '\\' || c == '%' || c == '#';
+           });
+}
+
+// The spawn's programs as srun's --multi-prog file: consecutive ranks per
+// program, in order.
+Expected<std::string> multiProgFile(const wire::SpawnRequestMsg &request) {
+    std::string text;
+    std::uint32_t first = 0;
+    for (std::size_t a = 0; a < request.apps.size(); ++a) {
+        const auto &app = request.apps[a];
+        std::vector<std::string> words = {app.cmd};
+        words.insert(words.end(), app.argv.begin() + (app.argv.empty() ? 0 : 1), app.argv.end());
+        for (const auto &word : words)
+            if (!plainWord(word))
+                return UserError{"program " + std::to_string(a) + " of the spawn: '" +
+                                 word.substr(0, 64) +
+                                 "': the programs and arguments of MPI_Comm_spawn_multiple "
+                                 "cannot hold spaces, quotes, backslashes, % or #"};
+        const std::uint32_t last = first + app.maxprocs - 1;
+        text += std::to_string(first) + (last > first ? "-" + std::to_string(last) : "");
+        for (const auto &word : words)
+            text += " " + word;
+        text += "\n";
+        first = last + 1;
+    }
+    return text;
+}
+
 } // namespace
 
 Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
                                     const SpawnContext &context) {
-    for (const char *key : {"add-host", "add-hostfile"})
-        if (infoValue(request, key))
-            return UserError{std::string("the spawn's ") + key +
-                             " asks for nodes outside the job: Slurm fixed the job's nodes when "
-                             "it was allocated, so allocate it with them (salloc -w ...) and "
-                             "name them with host"};
-    if (request.maxprocs == 0 || request.maxprocs > kMaxSpawnedProcesses)
-        return UserError{"a spawn of " + std::to_string(request.maxprocs) + " processes (1 to " +
+    if (request.apps.empty())
+        return UserError{"the spawn names no program"};
+    std::uint64_t wantedProcs = 0;
+    for (const auto &app : request.apps) {
+        if (app.maxprocs == 0)
+            return UserError{"a program of the spawn asks for no processes"};
+        wantedProcs += app.maxprocs;
+    }
+    if (wantedProcs > kMaxSpawnedProcesses)
+        return UserError{"a spawn of " + std::to_string(wantedProcs) + " processes (1 to " +
                          std::to_string(kMaxSpawnedProcesses) + ")"};
-    for (const auto &line : request.env)
-        if (line.find('=') == std::string::npos || line.front() == '=')
-            return UserError{"the spawn's environment line '" + line.substr(0, 64) +
-                             "' is not NAME=VALUE"};
-    auto filter = hostFilter(request, context);
+    for (const auto &app : request.apps)
+        for (const auto &line : app.env)
+            if (line.find('=') == std::string::npos || line.front() == '=')
+                return UserError{"the spawn's environment line '" + line.substr(0, 64) +
+                                 "' is not NAME=VALUE"};
+    auto keyed = spawnKeys(request);
+    if (!keyed)
+        return keyed.error();
+    const wire::SpawnInfo &keys = keyed.value();
+    auto filter = hostFilter(keys, context);
     if (!filter)
         return filter.error();
     auto nodes = candidates(filter.value(), context.allocation);
@@ -160,9 +225,9 @@ Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
         free += left;
         hosts += (hosts.empty() ? "" : ",") + node.name + ":" + std::to_string(left);
     }
-    const std::string *mapBy = infoValue(request, "map-by");
+    const std::string *mapBy = infoValue(keys, "map-by");
     const bool oversubscribe = mapBy && lower(*mapBy).find("oversubscribe") != std::string::npos;
-    const auto wanted = static_cast<int>(request.maxprocs);
+    const auto wanted = static_cast<int>(wantedProcs);
     if (free < wanted) {
         if (!oversubscribe)
             return UserError{
@@ -183,20 +248,39 @@ Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
             "--ntasks=" + std::to_string(wanted), "--host=" + hosts};
     if (mapBy)
         argv.push_back("--map-by=" + *mapBy);
-    else if (const std::string *ppr = infoValue(request, "ppr"))
+    else if (const std::string *ppr = infoValue(keys, "ppr"))
         argv.push_back("--map-by=ppr:" + pprObject(*ppr));
     for (const char *key : {"rank-by", "bind-to"})
-        if (const std::string *value = infoValue(request, key))
+        if (const std::string *value = infoValue(keys, key))
             argv.push_back(std::string("--") + key + "=" + *value);
-    const std::string *wdir = infoValue(request, "wdir");
-    const std::string &cwd = wdir ? *wdir : request.cwd;
+    // The first program's directory, as srun has one for a step.
+    const wire::SpawnApp &first = request.apps.front();
+    const std::string *wdir = infoValue(keys, "wdir");
+    const std::string &cwd = wdir ? *wdir : first.cwd;
     if (!cwd.empty())
         argv.push_back("--chdir=" + cwd);
-    argv.push_back(request.cmd);
-    for (std::size_t i = 1; i < request.argv.size(); ++i)
-        argv.push_back(request.argv[i]);
-    out.environment = request.env;
-    out.summary = std::to_string(wanted) + " x " + request.cmd + " on " + hosts;
+    if (request.apps.size() == 1) {
+        argv.push_back(first.cmd);
+        for (std::size_t i = 1; i < first.argv.size(); ++i)
+            argv.push_back(first.argv[i]);
+    } else {
+        auto file = multiProgFile(request);
+        if (!file)
+            return file.error();
+        out.multiProg = std::move(file.value());
+        argv.push_back("--multi-prog");
+        argv.push_back(kMultiProgFile);
+    }
+    // One environment for the step: a name's first value wins.
+    std::set<std::string> named;
+    for (const auto &app : request.apps)
+        for (const auto &line : app.env)
+            if (named.insert(line.substr(0, line.find('='))).second)
+                out.environment.push_back(line);
+    for (const auto &app : request.apps)
+        out.summary += (out.summary.empty() ? "" : " + ") + std::to_string(app.maxprocs) + " x " +
+                       app.cmd;
+    out.summary += " on " + hosts;
     return out;
 }
 

@@ -31,10 +31,15 @@ struct SpawnContext {
     std::function<Expected<std::string>(const std::string &path)> readFile;
 };
 
+// Where argv names the --multi-prog file of a spawn of several programs
+// (the caller writes multiProg there and puts its path in this place).
+inline constexpr const char *kMultiProgFile = "{multi-prog}";
+
 struct SpawnCommand {
     std::vector<std::string> argv;
+    std::string multiProg; // srun's --multi-prog file, for several programs
     std::vector<std::string> environment; // KEY=VALUE lines the children get
-    std::string summary;                  // "4 x ./worker on n2:2,n3:2", for messages
+    std::string summary; // "4 x ./worker on n2:2,n3:2", for messages
 };
 
 // The srun, or why the spawn cannot run (a message for the rank's user).

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -58,6 +59,25 @@ Expected<std::string> readUserFile(const std::string &path) {
     return text.str();
 }
 
+// The --multi-prog file of a spawn of several programs, private to the
+// user; its path.
+Expected<std::string> writeMultiProg(const std::string &text) {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string path = std::string(tmp && tmp[0] == '/' ? tmp : "/tmp") +
+                       "/stepmap-spawn-XXXXXX";
+    const int fd = mkstemp(path.data());
+    if (fd < 0)
+        return UserError{"cannot write the spawn's --multi-prog file " + path + ": " +
+                         std::strerror(errno)};
+    const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    close(fd);
+    if (!ok) {
+        unlink(path.c_str());
+        return UserError{"cannot write the spawn's --multi-prog file " + path};
+    }
+    return path;
+}
+
 std::string statusText(int status) {
     if (WIFEXITED(status))
         return "exit status " + std::to_string(WEXITSTATUS(status));
@@ -87,9 +107,11 @@ std::map<std::string, int> SpawnedSteps::usedSlots() const {
 }
 
 void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &request) {
+    std::string what;
+    for (const auto &app : request.apps)
+        what += (what.empty() ? "" : " + ") + std::to_string(app.maxprocs) + " x " + app.cmd;
     const auto fail = [&](const std::string &why) {
-        logError("MPI_Comm_spawn of " + std::to_string(request.maxprocs) + " x " + request.cmd +
-                 " failed: " + why);
+        logError("MPI_Comm_spawn of " + what + " failed: " + why);
         std::lock_guard lock(mutex_);
         if (hub_ && !ending_)
             hub_->spawnFailed(index, why);
@@ -131,6 +153,20 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
         return;
     }
     command->argv[0].assign(self, static_cast<std::size_t>(len));
+    // Several programs: srun reads them from a file of the user's (it
+    // ships the text to the nodes), removed once srun ends.
+    std::string multiProgPath;
+    if (!command->multiProg.empty()) {
+        auto written = writeMultiProg(command->multiProg);
+        if (!written) {
+            lock.unlock();
+            fail(written.error().message);
+            return;
+        }
+        multiProgPath = written.value();
+        std::replace(command->argv.begin(), command->argv.end(), std::string(kMultiProgFile),
+                     multiProgPath);
+    }
 
     // The step's own variables first (the first of a name is the one
     // read), then the caller's additions over srun's environment.
@@ -165,6 +201,8 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
     const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
+        if (!multiProgPath.empty())
+            unlink(multiProgPath.c_str());
         lock.unlock();
         fail(std::string("cannot start srun: ") + std::strerror(rc));
         return;
@@ -173,6 +211,7 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
     Child &child = children_[index];
     child.pid = pid;
     child.summary = command->summary;
+    child.multiProgPath = multiProgPath;
     child.waiter = std::thread([this, index, pid] { wait(index, pid); });
 }
 
@@ -210,6 +249,8 @@ void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
     std::unique_lock lock(mutex_);
     Child &child = children_[index];
     child.running = false;
+    if (!child.multiProgPath.empty())
+        unlink(child.multiProgPath.c_str());
     const bool started = !child.stepTag.empty();
     const std::string summary = child.summary;
     const bool ending = ending_;

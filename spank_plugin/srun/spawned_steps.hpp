@@ -54,6 +54,7 @@ private:
     struct Child {
         pid_t pid = 0;
         std::string summary;
+        std::string multiProgPath; // removed when its srun ends
         std::string stepTag; // once started
         std::map<std::string, int> ranksByNode;
         bool running = true;

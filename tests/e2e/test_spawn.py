@@ -66,6 +66,12 @@ class SpawnCases:
         got = self.assertSpawned(r, 2, 2)
         self.assertEqual(sorted(got.values()), ["n3", "n4"], r.stdout)
 
+    def test_spawn_multiple_starts_each_program_as_an_application_of_one_step(self):
+        r = self.spawn("3", "first=1", nodes=4)
+        self.assertSpawned(r, 1, 3)
+        apps = dict(re.findall(r"child (\d+) of 3 .* app (\d+)", r.stdout))
+        self.assertEqual(apps, {"0": "0", "1": "1", "2": "1"}, r.stdout)
+
     def test_more_processes_than_free_slots_is_mpiruns_error_unless_oversubscribing(self):
         r = self.spawn("5")
         self.assertSpawnFailed(r, "5 processes but 2 of the allocation's 3 slots are free",

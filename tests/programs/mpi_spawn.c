@@ -1,13 +1,16 @@
 /* MPI_Comm_spawn under srun (tests/e2e/test_spawn.py).
  *
  *   mpi_spawn parent N [KEY=VALUE ...] [cmd=PROGRAM] [args=A,B,...] [abort]
+ *             [first=K]
  *       the ranks spawn N copies of this program ("child") with the info
  *       keys given (or of PROGRAM with arguments A B ...); parents and children merge the intercommunicator, sum
  *       their ranks over it and disconnect. Each parent rank prints
  *       "parent R spawn ok sum S size Z" or "parent R spawn FAILED: why"
  *       (with the error class); rank 0 prints "spawn-ms T", the time of
  *       MPI_Comm_spawn. With "abort", rank 0 then calls MPI_Abort (status
- *       3) while the children wait in MPI_Comm_disconnect.
+ *       3) while the children wait in MPI_Comm_disconnect. With first=K,
+ *       MPI_Comm_spawn_multiple of two programs: K copies, then N - K
+ *       (each child prints its MPI_APPNUM as "app A").
  *   mpi_spawn child
  *       prints "child R of N parent-size P sum S host H" after the same
  *       exchange.
@@ -19,6 +22,12 @@
 #include <unistd.h>
 
 static int rank, size;
+
+static int app_number(void) {
+    int *appnum = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+    return flag && appnum ? *appnum : -1;
+}
 
 static int merged_sum(MPI_Comm inter, int high, int *sum, int *total) {
     MPI_Comm merged;
@@ -57,7 +66,8 @@ int main(int argc, char **argv) {
         if (rc != MPI_SUCCESS)
             printf("child %d FAILED: merge %d\n", rank, rc);
         else
-            printf("child %d of %d parent-size %d sum %d host %s\n", rank, size, psize, sum, host);
+            printf("child %d of %d parent-size %d sum %d host %s app %d\n", rank, size, psize,
+                   sum, host, app_number());
         fflush(stdout);
         MPI_Comm_disconnect(&parent);
         MPI_Finalize();
@@ -73,11 +83,15 @@ int main(int argc, char **argv) {
     MPI_Info info;
     MPI_Info_create(&info);
     const char *command = argv[0];
-    int abort_after = 0;
+    int abort_after = 0, first = 0;
     char *child_argv[16] = {"child", NULL};
     for (int i = 3; i < argc; ++i) {
         if (strcmp(argv[i], "abort") == 0) {
             abort_after = 1;
+            continue;
+        }
+        if (strncmp(argv[i], "first=", 6) == 0) {
+            first = atoi(argv[i] + 6);
             continue;
         }
         if (strncmp(argv[i], "cmd=", 4) == 0) {
@@ -102,7 +116,17 @@ int main(int argc, char **argv) {
     MPI_Comm inter;
     int *codes = calloc((size_t)n, sizeof(int));
     double t0 = MPI_Wtime();
-    int rc = MPI_Comm_spawn(command, child_argv, n, info, 0, MPI_COMM_WORLD, &inter, codes);
+    int rc;
+    if (first > 0) {
+        char *commands[2] = {(char *)command, (char *)command};
+        char **argvs[2] = {child_argv, child_argv};
+        int counts[2] = {first, n - first};
+        MPI_Info infos[2] = {info, info};
+        rc = MPI_Comm_spawn_multiple(2, commands, argvs, counts, infos, 0, MPI_COMM_WORLD, &inter,
+                                     codes);
+    } else {
+        rc = MPI_Comm_spawn(command, child_argv, n, info, 0, MPI_COMM_WORLD, &inter, codes);
+    }
     double t1 = MPI_Wtime();
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {

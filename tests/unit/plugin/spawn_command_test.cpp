@@ -31,12 +31,14 @@ SpawnContext threeNodes() {
 wire::SpawnRequestMsg request(std::uint32_t n,
                               std::vector<std::pair<std::string, std::string>> info = {}) {
     wire::SpawnRequestMsg r;
-    r.cmd = "./worker";
-    r.argv = {"./worker", "-x", "1"};
-    r.env = {"OMPI_PARENT_PORT=abc"};
-    r.cwd = "/home/u";
-    r.maxprocs = n;
-    r.info = std::move(info);
+    wire::SpawnApp app;
+    app.cmd = "./worker";
+    app.argv = {"./worker", "-x", "1"};
+    app.env = {"OMPI_PARENT_PORT=abc"};
+    app.cwd = "/home/u";
+    app.maxprocs = n;
+    r.apps.push_back(std::move(app));
+    r.info = std::move(info); // the job's keys
     return r;
 }
 
@@ -134,7 +136,7 @@ TEST(SpawnCommand, BadRequestsAreRefusedSayingWhy) {
          "when it was allocated, so allocate it with them (salloc -w ...) and name them with "
          "host"},
         {request(1, {{"hostfile", "missing"}}), "the spawn's hostfile missing: no such file"},
-        {request(0), "a spawn of 0 processes (1 to 1048576)"},
+        {request(0), "a program of the spawn asks for no processes"},
         {request(3, {{"host", "n3"}}),
          "3 processes but 2 of the filtered nodes' 2 slots are free (the job's running steps use "
          "the others); spawn at most 2, or allow oversubscription (MPI_Info key map_by, value "
@@ -146,8 +148,45 @@ TEST(SpawnCommand, BadRequestsAreRefusedSayingWhy) {
         EXPECT_EQ(command.error().message, c.error);
     }
     auto badEnv = request(1);
-    badEnv.env = {"NOEQUALS"};
+    badEnv.apps[0].env = {"NOEQUALS"};
     auto refused = spawnCommand(badEnv, threeNodes());
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().message, "the spawn's environment line 'NOEQUALS' is not NAME=VALUE");
+}
+
+// MPI_Comm_spawn_multiple: one step of the programs in order, through
+// srun's --multi-prog file; one environment, the first value of a name.
+TEST(SpawnCommand, SeveralProgramsAreOneStepThroughAMultiProgFile) {
+    auto r = request(2);
+    wire::SpawnApp second;
+    second.cmd = "./other";
+    second.argv = {"./other", "--fast"};
+    second.env = {"OMPI_PARENT_PORT=xyz", "ONLY_OTHER=1"};
+    second.maxprocs = 3;
+    r.apps.push_back(second);
+    auto command = spawnCommand(r, threeNodes());
+    ASSERT_TRUE(command) << command.error().message;
+    EXPECT_TRUE(has(*command, "--ntasks=5"));
+    EXPECT_EQ(command->argv.back(), kMultiProgFile);
+    EXPECT_EQ(command->argv[command->argv.size() - 2], "--multi-prog");
+    EXPECT_EQ(command->multiProg, "0-1 ./worker -x 1\n2-4 ./other --fast\n");
+    EXPECT_EQ(command->environment,
+              (std::vector<std::string>{"OMPI_PARENT_PORT=abc", "ONLY_OTHER=1"}));
+    EXPECT_EQ(command->summary, "2 x ./worker + 3 x ./other on n1:1,n2:2,n3:2");
+
+    auto spaced = r;
+    spaced.apps[1].argv = {"./other", "two words"};
+    auto refused = spawnCommand(spaced, threeNodes());
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().message,
+              "program 1 of the spawn: 'two words': the programs and arguments of "
+              "MPI_Comm_spawn_multiple cannot hold spaces, quotes, backslashes, % or #");
+    auto hosts = r;
+    hosts.apps[0].info = {{"host", "n2"}};
+    hosts.apps[1].info = {{"host", "n3"}};
+    auto differing = spawnCommand(hosts, threeNodes());
+    ASSERT_FALSE(differing);
+    EXPECT_EQ(differing.error().message,
+              "the programs of the spawn name different hosts: stepmap places a spawn's programs "
+              "over one set of hosts, so give each the same (or name it once, for the first)");
 }

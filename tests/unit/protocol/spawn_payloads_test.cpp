@@ -7,7 +7,12 @@
 using namespace stepmap::wire;
 
 TEST(SpawnPayloads, EachRoundTrips) {
-    SpawnRequestMsg spawn{7, 3, "ns", "./a", {"./a", "x"}, {"A=1"}, "/w", 4, {{"host", "n1"}}};
+    SpawnRequestMsg spawn{7,
+                          3,
+                          "ns",
+                          {{"./a", {"./a", "x"}, {"A=1"}, "/w", 4, {{"host", "n1"}}},
+                           {"./b", {}, {}, "", 1, {}}},
+                          {{"map-by", "node"}}};
     auto s = decodeSpawnRequest(encode(spawn));
     ASSERT_TRUE(s);
     EXPECT_EQ(encode(*s), encode(spawn));
@@ -28,12 +33,14 @@ TEST(SpawnPayloads, EachRoundTrips) {
 }
 
 TEST(SpawnPayloads, MalformedOnesAreRejected) {
-    SpawnRequestMsg spawn{7, 3, "ns", "./a", {}, {}, "", 1, {}};
+    SpawnRequestMsg spawn{7, 3, "ns", {{"./a", {}, {}, "", 1, {}}}, {}};
     std::string bytes = encode(spawn);
     EXPECT_FALSE(decodeSpawnRequest(bytes + "x"));         // trailing bytes
     EXPECT_FALSE(decodeSpawnRequest(bytes.substr(0, 10))); // cut short
-    spawn.cmd.clear();
-    EXPECT_FALSE(decodeSpawnRequest(encode(spawn)));                               // no program
+    spawn.apps[0].cmd.clear();
+    EXPECT_FALSE(decodeSpawnRequest(encode(spawn))); // no program
+    spawn.apps.clear();
+    EXPECT_FALSE(decodeSpawnRequest(encode(spawn))); // no application
     EXPECT_FALSE(decodeSpawnReply(encode(SpawnReplyMsg{1, true, "", 0, "", ""}))); // ok, no nspace
     EXPECT_FALSE(decodeSpawnReply(encode(SpawnReplyMsg{1, false, "x", 0, "", ""})));
     EXPECT_FALSE(decodeGuestStep(encode(GuestStepMsg{"", "1.2", "p", false})));

@@ -1013,11 +1013,12 @@ TEST_F(PmixHostTest, ASpawnGoesToSrunAndAnswersTheChildrensNamespace) {
     EXPECT_EQ(shared().nameAnswers[2]["spawn/3"], "ok:spawned.step");
     const auto spawns = shared().collective.spawns();
     ASSERT_EQ(spawns.size(), 1u);
-    EXPECT_EQ(spawns[0].cmd, "/bin/true");
-    EXPECT_EQ(spawns[0].maxprocs, 3u);
+    ASSERT_EQ(spawns[0].apps.size(), 1u);
+    EXPECT_EQ(spawns[0].apps[0].cmd, "/bin/true");
+    EXPECT_EQ(spawns[0].apps[0].maxprocs, 3u);
     EXPECT_EQ(spawns[0].rank, 2u);
     EXPECT_EQ(spawns[0].parentNspace, shared().config.nspace);
-    EXPECT_FALSE(spawns[0].cwd.empty()); // the client fills it in
+    EXPECT_FALSE(spawns[0].apps[0].cwd.empty()); // the client fills it in
     EXPECT_NE(shared().loggedNames.find("rank 2 spawned 3 x /bin/true as spawned.step"),
               std::string::npos)
         << shared().loggedNames;
