@@ -42,6 +42,17 @@ constexpr SpawnKey kSpawnKeys[] = {
 void readSpawnKeys(const pmix_info_t info[], size_t ninfo,
                    std::vector<std::pair<std::string, std::string>> &out, std::string &bad) {
     for (size_t i = 0; i < ninfo; ++i) {
+        // Seed 000's fifth key; Open MPI passes no MPI_Info key it does not
+        // know, so only PMIx programs give it (a bool, or text).
+        if (PMIX_CHECK_KEY(&info[i], "parent-mapping")) {
+            if (info[i].value.type == PMIX_BOOL)
+                out.emplace_back("parent-mapping", info[i].value.data.flag ? "true" : "false");
+            else if (info[i].value.type == PMIX_STRING && info[i].value.data.string)
+                out.emplace_back(
+                    "parent-mapping",
+                    std::string(info[i].value.data.string, strnlen(info[i].value.data.string, 16)));
+            continue;
+        }
         for (const SpawnKey &k : kSpawnKeys) {
             if (!PMIX_CHECK_KEY(&info[i], k.pmix))
                 continue;

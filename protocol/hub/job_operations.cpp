@@ -67,7 +67,8 @@ void RendezvousHub::State::onSpawn(std::uint32_t node, uvnet::FrameConnection &c
         refuse("the job already spawned " + std::to_string(kMaxSpawned) + " steps");
         return;
     }
-    events.onSpawn(*index, *m);
+    const auto spawner = jobSteps->entriesOf({{jobSteps->nspaceOf(stepOf(m->rank)), kAllRanks}});
+    events.onSpawn(*index, *m, spawner.empty() ? std::string() : spawner.front().plan);
 }
 
 void RendezvousHub::State::onGuestStep(std::uint32_t node, uvnet::FrameConnection &c,
@@ -133,7 +134,8 @@ void RendezvousHub::State::onJobBarrier(std::uint32_t node, uvnet::FrameConnecti
     std::string refusal = expected ? "" : expected.error().message;
     for (std::uint32_t n : expected ? *expected : std::set<std::uint32_t>{})
         if (leftJob(n) && refusal.empty())
-            refusal = "the processes of node index " + std::to_string(localOf(n)) + " of " + stepName(*jobSteps, stepOf(n)) + " have ended";
+            refusal = "the processes of node index " + std::to_string(localOf(n)) + " of " +
+                      stepName(*jobSteps, stepOf(n)) + " have ended";
     if (!refusal.empty()) {
         wire::JobBarrierDoneMsg refused{m->label, false, "", refusal, {}};
         sendTo(node, MessageType::JobBarrierDone, wire::encode(refused));
@@ -187,8 +189,11 @@ void RendezvousHub::State::leaveJobBarriers(std::uint32_t node) {
             continue;
         }
         const std::string payload = wire::encode(wire::JobBarrierDoneMsg{
-            it->first, false, "",
-            "the processes of node index " + std::to_string(localOf(node)) + " of " + stepName(*jobSteps, stepOf(node)) + " ended before it completed",
+            it->first,
+            false,
+            "",
+            "the processes of node index " + std::to_string(localOf(node)) + " of " +
+                stepName(*jobSteps, stepOf(node)) + " ended before it completed",
             {}});
         for (auto &[n, bytes] : it->second.data) {
             fenceLoad[n].fences -= 1;

@@ -51,7 +51,10 @@ public:
         // step `index` of the job (hub/job_ids.hpp), whose servers then join
         // this hub as guests; srun calls spawnFailed if it cannot. Without
         // it spawns are refused. Hub thread.
-        std::function<void(std::uint32_t index, const wire::SpawnRequestMsg &request)> onSpawn;
+        // spawnerPlan: the encoded plan of the caller's step.
+        std::function<void(std::uint32_t index, const wire::SpawnRequestMsg &request,
+                           const std::string &spawnerPlan)>
+            onSpawn;
         // Every server of spawned step `index` ("<job>.<step>", its encoded
         // plan) joined: its processes are starting. Hub thread.
         std::function<void(std::uint32_t index, const std::string &stepTag,

@@ -181,6 +181,80 @@ Expected<std::string> multiProgFile(const wire::SpawnRequestMsg &request) {
     return text;
 }
 
+// The srun of the spawn: its size, the hosts it fills, how it places on
+// them, then the directory, the programs and their environment.
+Expected<SpawnCommand> finishCommand(const wire::SpawnRequestMsg &request,
+                                     const wire::SpawnInfo &keys, const SpawnContext &context,
+                                     int wanted, const std::string &hosts,
+                                     std::vector<std::string> placement) {
+    SpawnCommand out;
+    auto &argv = out.argv;
+    argv = {context.srun, "--jobid=" + std::to_string(context.jobId), "--overlap",
+            "--ntasks=" + std::to_string(wanted), "--host=" + hosts};
+    argv.insert(argv.end(), placement.begin(), placement.end());
+    if (const std::string *bind = infoValue(keys, "bind-to"))
+        argv.push_back("--bind-to=" + *bind);
+    // The first program's directory, as srun has one for a step.
+    const wire::SpawnApp &first = request.apps.front();
+    const std::string *wdir = infoValue(keys, "wdir");
+    const std::string &cwd = wdir ? *wdir : first.cwd;
+    if (!cwd.empty())
+        argv.push_back("--chdir=" + cwd);
+    if (request.apps.size() == 1) {
+        argv.push_back(first.cmd);
+        for (std::size_t i = 1; i < first.argv.size(); ++i)
+            argv.push_back(first.argv[i]);
+    } else {
+        auto file = multiProgFile(request);
+        if (!file)
+            return file.error();
+        out.multiProg = std::move(file.value());
+        argv.push_back("--multi-prog");
+        argv.push_back(kMultiProgFile);
+    }
+    // One environment for the step: a name's first value wins.
+    std::set<std::string> named;
+    for (const auto &app : request.apps)
+        for (const auto &line : app.env)
+            if (named.insert(line.substr(0, line.find('='))).second)
+                out.environment.push_back(line);
+    for (const auto &app : request.apps)
+        out.summary +=
+            (out.summary.empty() ? "" : " + ") + std::to_string(app.maxprocs) + " x " + app.cmd;
+    out.summary += " on " + hosts;
+    return out;
+}
+
+// parent-mapping: each node of the caller's step takes as many children
+// as it holds of the step's first N ranks (modulo its size), in its node
+// order; they share those nodes' slots.
+Expected<SpawnCommand> parentMapped(const wire::SpawnRequestMsg &request,
+                                    const wire::SpawnInfo &keys, const SpawnContext &context,
+                                    int wanted) {
+    for (const char *key : {"host", "hostfile", "map-by", "rank-by", "ppr"})
+        if (infoValue(keys, key))
+            return UserError{std::string("the spawn's parent-mapping places the children "
+                                         "itself: give it no ") +
+                             key};
+    if (context.spawnerNodes.empty())
+        return UserError{"parent-mapping: the spawning step's placement is not known"};
+    std::vector<std::pair<std::string, int>> counts;
+    for (int i = 0; i < wanted; ++i) {
+        const std::string &node =
+            context.spawnerNodes[static_cast<std::size_t>(i) % context.spawnerNodes.size()];
+        auto it = std::find_if(counts.begin(), counts.end(),
+                               [&](const auto &c) { return c.first == node; });
+        if (it == counts.end())
+            counts.emplace_back(node, 1);
+        else
+            ++it->second;
+    }
+    std::string hosts;
+    for (const auto &[node, n] : counts)
+        hosts += (hosts.empty() ? "" : ",") + node + ":" + std::to_string(n);
+    return finishCommand(request, keys, context, wanted, hosts, {"--map-by=slot:OVERSUBSCRIBE"});
+}
+
 } // namespace
 
 Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
@@ -205,6 +279,15 @@ Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
     if (!keyed)
         return keyed.error();
     const wire::SpawnInfo &keys = keyed.value();
+    if (const std::string *parent = infoValue(keys, "parent-mapping")) {
+        const std::string value = lower(*parent);
+        if (value != "true" && value != "1" && value != "yes" && value != "false" && value != "0" &&
+            value != "no")
+            return UserError{"the spawn's parent-mapping '" + *parent +
+                             "': expected true or false"};
+        if (value == "true" || value == "1" || value == "yes")
+            return parentMapped(request, keys, context, static_cast<int>(wantedProcs));
+    }
     auto filter = hostFilter(keys, context);
     if (!filter)
         return filter.error();
@@ -242,46 +325,14 @@ Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
             hosts += (hosts.empty() ? "" : ",") + node.name + ":" + std::to_string(node.slots);
     }
 
-    SpawnCommand out;
-    auto &argv = out.argv;
-    argv = {context.srun, "--jobid=" + std::to_string(context.jobId), "--overlap",
-            "--ntasks=" + std::to_string(wanted), "--host=" + hosts};
+    std::vector<std::string> placement;
     if (mapBy)
-        argv.push_back("--map-by=" + *mapBy);
+        placement.push_back("--map-by=" + *mapBy);
     else if (const std::string *ppr = infoValue(keys, "ppr"))
-        argv.push_back("--map-by=ppr:" + pprObject(*ppr));
-    for (const char *key : {"rank-by", "bind-to"})
-        if (const std::string *value = infoValue(keys, key))
-            argv.push_back(std::string("--") + key + "=" + *value);
-    // The first program's directory, as srun has one for a step.
-    const wire::SpawnApp &first = request.apps.front();
-    const std::string *wdir = infoValue(keys, "wdir");
-    const std::string &cwd = wdir ? *wdir : first.cwd;
-    if (!cwd.empty())
-        argv.push_back("--chdir=" + cwd);
-    if (request.apps.size() == 1) {
-        argv.push_back(first.cmd);
-        for (std::size_t i = 1; i < first.argv.size(); ++i)
-            argv.push_back(first.argv[i]);
-    } else {
-        auto file = multiProgFile(request);
-        if (!file)
-            return file.error();
-        out.multiProg = std::move(file.value());
-        argv.push_back("--multi-prog");
-        argv.push_back(kMultiProgFile);
-    }
-    // One environment for the step: a name's first value wins.
-    std::set<std::string> named;
-    for (const auto &app : request.apps)
-        for (const auto &line : app.env)
-            if (named.insert(line.substr(0, line.find('='))).second)
-                out.environment.push_back(line);
-    for (const auto &app : request.apps)
-        out.summary += (out.summary.empty() ? "" : " + ") + std::to_string(app.maxprocs) + " x " +
-                       app.cmd;
-    out.summary += " on " + hosts;
-    return out;
+        placement.push_back("--map-by=ppr:" + pprObject(*ppr));
+    if (const std::string *rankBy = infoValue(keys, "rank-by"))
+        placement.push_back("--rank-by=" + *rankBy);
+    return finishCommand(request, keys, context, wanted, hosts, std::move(placement));
 }
 
 } // namespace stepmap::plugin

@@ -9,6 +9,10 @@
 // oversubscription (map_by ":OVERSUBSCRIBE"), and then shares the job's
 // slots. The step overlaps the running ones in Slurm's books (the spawner's
 // step holds its nodes' CPUs); stepmap's plan keeps the children apart.
+// With parent-mapping (seed 000's fifth key) the children are mapped as
+// the caller's step is: each of its nodes takes as many children as it
+// holds of the step's first N ranks (modulo its size), in its node order,
+// beside the ranks whatever the free slots.
 
 #include "base/expected.hpp"
 #include "hosts/allocation.hpp"
@@ -24,9 +28,10 @@ namespace stepmap::plugin {
 
 struct SpawnContext {
     std::uint32_t jobId = 0;
-    Allocation allocation;           // the job's nodes and slots
-    std::map<std::string, int> used; // ranks of the job's running steps, by node
-    std::string srun;                // the srun to run
+    Allocation allocation;                 // the job's nodes and slots
+    std::map<std::string, int> used;       // ranks of the job's running steps, by node
+    std::vector<std::string> spawnerNodes; // the node of each rank of the caller's step
+    std::string srun;                      // the srun to run
     // Reads the request's hostfile (as the user), the error the reason.
     std::function<Expected<std::string>(const std::string &path)> readFile;
 };
@@ -37,9 +42,9 @@ inline constexpr const char *kMultiProgFile = "{multi-prog}";
 
 struct SpawnCommand {
     std::vector<std::string> argv;
-    std::string multiProg; // srun's --multi-prog file, for several programs
+    std::string multiProg;                // srun's --multi-prog file, for several programs
     std::vector<std::string> environment; // KEY=VALUE lines the children get
-    std::string summary; // "4 x ./worker on n2:2,n3:2", for messages
+    std::string summary;                  // "4 x ./worker on n2:2,n3:2", for messages
 };
 
 // The srun, or why the spawn cannot run (a message for the rank's user).

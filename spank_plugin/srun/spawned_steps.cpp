@@ -63,8 +63,7 @@ Expected<std::string> readUserFile(const std::string &path) {
 // user; its path.
 Expected<std::string> writeMultiProg(const std::string &text) {
     const char *tmp = std::getenv("TMPDIR");
-    std::string path = std::string(tmp && tmp[0] == '/' ? tmp : "/tmp") +
-                       "/stepmap-spawn-XXXXXX";
+    std::string path = std::string(tmp && tmp[0] == '/' ? tmp : "/tmp") + "/stepmap-spawn-XXXXXX";
     const int fd = mkstemp(path.data());
     if (fd < 0)
         return UserError{"cannot write the spawn's --multi-prog file " + path + ": " +
@@ -106,7 +105,8 @@ std::map<std::string, int> SpawnedSteps::usedSlots() const {
     return used;
 }
 
-void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &request) {
+void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &request,
+                         const std::string &spawnerPlan) {
     std::string what;
     for (const auto &app : request.apps)
         what += (what.empty() ? "" : " + ") + std::to_string(app.maxprocs) + " x " + app.cmd;
@@ -131,6 +131,9 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
     context.allocation = std::move(allocation.value());
     context.srun = "/proc/self/exe";
     context.readFile = readUserFile;
+    if (auto spawner = decodePlan(spawnerPlan, PlanLimits{.maxTextBytes = 256u << 20}))
+        for (const auto &r : spawner->ranks)
+            context.spawnerNodes.push_back(spawner->nodes[r.node].name);
     std::unique_lock lock(mutex_);
     if (ending_) {
         lock.unlock();
@@ -170,13 +173,12 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
 
     // The step's own variables first (the first of a name is the one
     // read), then the caller's additions over srun's environment.
-    std::vector<std::string> env = {
-        std::string("SLURM_JOB_ID=") + std::to_string(jobId_),
-        std::string(kJobHubVariable) + "=" + jobHub_,
-        std::string(kJobSecretVariable) + "=" + jobSecretHex_,
-        std::string(kJobStepVariable) + "=" + std::to_string(index),
-        std::string(kSpawnParentVariable) + "=" + request.parentNspace + ":" +
-            std::to_string(hub::localOf(request.rank))};
+    std::vector<std::string> env = {std::string("SLURM_JOB_ID=") + std::to_string(jobId_),
+                                    std::string(kJobHubVariable) + "=" + jobHub_,
+                                    std::string(kJobSecretVariable) + "=" + jobSecretHex_,
+                                    std::string(kJobStepVariable) + "=" + std::to_string(index),
+                                    std::string(kSpawnParentVariable) + "=" + request.parentNspace +
+                                        ":" + std::to_string(hub::localOf(request.rank))};
     std::set<std::string> added;
     for (const auto &line : command->environment)
         if (inherited(line.c_str()) && added.insert(line.substr(0, line.find('='))).second)

@@ -39,7 +39,9 @@ public:
     // the spawned steps' servers: before any spawn.
     void setHub(hub::RendezvousHub *hub, std::string jobHub, std::string jobSecretHex);
     // The hub's onSpawn: starts the srun of step `index`. Hub thread.
-    void start(std::uint32_t index, const wire::SpawnRequestMsg &request);
+    // spawnerPlan: the caller's step's (encoded), for parent-mapping.
+    void start(std::uint32_t index, const wire::SpawnRequestMsg &request,
+               const std::string &spawnerPlan);
     // The hub's onSpawned: every server of step `index` joined. Hub thread.
     void started(std::uint32_t index, const std::string &stepTag, const std::string &plan);
     // The spawning step ended normally: waits until every spawned step has
@@ -55,7 +57,7 @@ private:
         pid_t pid = 0;
         std::string summary;
         std::string multiProgPath; // removed when its srun ends
-        std::string stepTag; // once started
+        std::string stepTag;       // once started
         std::map<std::string, int> ranksByNode;
         bool running = true;
         std::thread waiter;

@@ -69,8 +69,9 @@ RendezvousHub::Events StepHub::events() {
         logError(why + "; ending the step");
         slurm_release::killJobStep(jobId, stepId, SIGKILL);
     };
-    events.onSpawn = [this](std::uint32_t index, const wire::SpawnRequestMsg &request) {
-        spawned_->start(index, request);
+    events.onSpawn = [this](std::uint32_t index, const wire::SpawnRequestMsg &request,
+                            const std::string &spawnerPlan) {
+        spawned_->start(index, request, spawnerPlan);
     };
     events.onSpawned = [this](std::uint32_t index, const std::string &tag,
                               const std::string &plan) { spawned_->started(index, tag, plan); };

@@ -3,15 +3,12 @@
  *   mpi_spawn parent N [KEY=VALUE ...] [cmd=PROGRAM] [args=A,B,...] [abort]
  *             [first=K]
  *       the ranks spawn N copies of this program ("child") with the info
- *       keys given (or of PROGRAM with arguments A B ...); parents and children merge the intercommunicator, sum
- *       their ranks over it and disconnect. Each parent rank prints
- *       "parent R spawn ok sum S size Z" or "parent R spawn FAILED: why"
- *       (with the error class); rank 0 prints "spawn-ms T", the time of
- *       MPI_Comm_spawn. With "abort", rank 0 then calls MPI_Abort (status
- *       3) while the children wait in MPI_Comm_disconnect. With first=K,
- *       MPI_Comm_spawn_multiple of two programs: K copies, then N - K
- *       (each child prints its MPI_APPNUM as "app A").
- *   mpi_spawn child
+ *       keys given (or of PROGRAM with arguments A B ...); parents and children merge the
+ * intercommunicator, sum their ranks over it and disconnect. Each parent rank prints "parent R
+ * spawn ok sum S size Z" or "parent R spawn FAILED: why" (with the error class); rank 0 prints
+ * "spawn-ms T", the time of MPI_Comm_spawn. With "abort", rank 0 then calls MPI_Abort (status 3)
+ * while the children wait in MPI_Comm_disconnect. With first=K, MPI_Comm_spawn_multiple of two
+ * programs: K copies, then N - K (each child prints its MPI_APPNUM as "app A"). mpi_spawn child
  *       prints "child R of N parent-size P sum S host H" after the same
  *       exchange.
  */
@@ -66,8 +63,8 @@ int main(int argc, char **argv) {
         if (rc != MPI_SUCCESS)
             printf("child %d FAILED: merge %d\n", rank, rc);
         else
-            printf("child %d of %d parent-size %d sum %d host %s app %d\n", rank, size, psize,
-                   sum, host, app_number());
+            printf("child %d of %d parent-size %d sum %d host %s app %d\n", rank, size, psize, sum,
+                   host, app_number());
         fflush(stdout);
         MPI_Comm_disconnect(&parent);
         MPI_Finalize();

@@ -190,3 +190,24 @@ TEST(SpawnCommand, SeveralProgramsAreOneStepThroughAMultiProgFile) {
               "the programs of the spawn name different hosts: stepmap places a spawn's programs "
               "over one set of hosts, so give each the same (or name it once, for the first)");
 }
+
+// Seed 000's parent-mapping: the children go where the caller's step's
+// ranks are, as many on each node as it holds of the first N ranks.
+TEST(SpawnCommand, ParentMappingPutsTheChildrenBesideTheCallersRanks) {
+    auto context = threeNodes();
+    context.spawnerNodes = {"n2", "n3", "n2"}; // the caller's step: 3 ranks
+    auto mapped = spawnCommand(request(4, {{"parent-mapping", "true"}}), context);
+    ASSERT_TRUE(mapped) << mapped.error().message;
+    EXPECT_EQ(hostArgument(*mapped), "n2:3,n3:1"); // ranks 0,1,2,0 of the caller
+    EXPECT_TRUE(has(*mapped, "--map-by=slot:OVERSUBSCRIBE"));
+    auto off = spawnCommand(request(1, {{"parent-mapping", "false"}}), context);
+    ASSERT_TRUE(off);
+    EXPECT_EQ(hostArgument(*off), "n1:1,n2:2,n3:2");
+    auto both = spawnCommand(request(1, {{"parent-mapping", "true"}, {"host", "n1"}}), context);
+    ASSERT_FALSE(both);
+    EXPECT_EQ(both.error().message,
+              "the spawn's parent-mapping places the children itself: give it no host");
+    auto bad = spawnCommand(request(1, {{"parent-mapping", "maybe"}}), context);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message, "the spawn's parent-mapping 'maybe': expected true or false");
+}
