@@ -119,7 +119,7 @@ void HubCollective::localModex(std::uint32_t rank, hub::DataReply done) {
 }
 
 hub::LinkStatuses HubCollective::statuses() const {
-    return {PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_LOST_CONNECTION};
+    return {PMIX_SUCCESS, PMIX_ERR_TIMEOUT, PMIX_ERR_LOST_CONNECTION, PMIX_ERR_NOT_FOUND};
 }
 
 std::string HubCollective::statusText(int status) const {

@@ -68,11 +68,36 @@ void readSpawnKeys(const pmix_info_t info[], size_t ninfo,
     }
 }
 
+// argv or env as strings; one more than the wire takes says it is too long.
 std::vector<std::string> stringList(char **list) {
     std::vector<std::string> out;
-    for (std::size_t i = 0; list && list[i] && i < wire::kMaxSpawnStrings; ++i)
-        out.emplace_back(list[i], strnlen(list[i], wire::kMaxSpawnString));
+    for (std::size_t i = 0; list && list[i] && i <= wire::kMaxSpawnStrings; ++i)
+        out.emplace_back(list[i], strnlen(list[i], wire::kMaxSpawnString + 1));
     return out;
+}
+
+// What the hub would refuse to read (and end this server's link for).
+std::string beyondTheWire(const wire::SpawnRequestMsg &request) {
+    const auto tooLong = [](const std::string &s) { return s.size() > wire::kMaxSpawnString; };
+    for (std::size_t a = 0; a < request.apps.size(); ++a) {
+        const auto &app = request.apps[a];
+        const std::string which = "program " + std::to_string(a) + " of the spawn";
+        if (app.argv.size() > wire::kMaxSpawnStrings || app.env.size() > wire::kMaxSpawnStrings ||
+            app.info.size() > wire::kMaxSpawnStrings)
+            return which + " has more than " + std::to_string(wire::kMaxSpawnStrings) +
+                   " arguments, environment lines or keys";
+        if (tooLong(app.cmd) || tooLong(app.cwd) ||
+            std::any_of(app.argv.begin(), app.argv.end(), tooLong) ||
+            std::any_of(app.env.begin(), app.env.end(), tooLong))
+            return which + " has a name, directory, argument or environment line over " +
+                   std::to_string(wire::kMaxSpawnString) + " bytes";
+    }
+    if (request.info.size() > wire::kMaxSpawnStrings)
+        return "the spawn has more than " + std::to_string(wire::kMaxSpawnStrings) + " keys";
+    if (wire::encode(request).size() > wire::kMaxFrameSize / 4)
+        return "the spawn's programs, arguments and environments are over " +
+               std::to_string(wire::kMaxFrameSize / 4 >> 20) + " MiB";
+    return {};
 }
 
 // Who a collective across steps joins, the same text on every node: its
@@ -181,7 +206,9 @@ pmix_status_t PmixHost::spawnUpcall(const pmix_proc_t *proc, const pmix_info_t j
                                 : std::string();
             app.argv = stringList(given.argv);
             app.env = stringList(given.env);
-            app.cwd = given.cwd ? given.cwd : "";
+            app.cwd = given.cwd
+                          ? std::string(given.cwd, strnlen(given.cwd, wire::kMaxSpawnString + 1))
+                          : std::string();
             app.maxprocs = given.maxprocs > 0 ? static_cast<std::uint32_t>(given.maxprocs) : 0;
             readSpawnKeys(given.info, given.ninfo, app.info, bad);
             if (app.cmd.empty() && bad.empty())
@@ -191,6 +218,8 @@ pmix_status_t PmixHost::spawnUpcall(const pmix_proc_t *proc, const pmix_info_t j
                       "(maxprocs " + std::to_string(given.maxprocs) + ")";
             request.apps.push_back(std::move(app));
         }
+        if (bad.empty())
+            bad = beyondTheWire(request);
         if (!bad.empty()) {
             logError("rank " + std::to_string(rank) + ": spawn refused: " + bad);
             self->inbox_.post([self, rank, bad] {

@@ -17,6 +17,12 @@ struct LinkStatuses {
     int success = 0;
     int timeout = -1;
     int lostConnection = -2;
+    int notFound = -3; // the rank's step has ended: the hub answers so
 };
+
+// The status the hub answers a direct modex with itself (on the wire,
+// outside every library's codes): the rank's step has ended, or its
+// server left. The link hands it on as LinkStatuses::notFound.
+constexpr int kHubRankGone = -2147483647 - 1;
 
 } // namespace stepmap::hub

@@ -127,7 +127,11 @@ bool HubLink::handle(wire::Frame &f) {
             conn_->close("malformed direct modex response");
             return false;
         }
-        finishModex(m->requestId, m->status, std::move(m->data), "the owning node answered so");
+        if (m->status == kHubRankGone)
+            finishModex(m->requestId, statuses_.notFound, {},
+                        "the rank's step has ended or its node's server left");
+        else
+            finishModex(m->requestId, m->status, std::move(m->data), "the owning node answered so");
         return true;
     }
     case MessageType::Shutdown: {

@@ -147,8 +147,16 @@ void RendezvousHub::State::onJobBarrier(std::uint32_t node, uvnet::FrameConnecti
         it = jobBarriers.emplace(id, Fence{}).first;
         it->second.expected = *expected;
         jobBarrierProcs[id] = m->procs;
+        jobBarrierStarted[id] = uv_now(&loop);
     } else if (it->second.expected != *expected || it->second.data.count(node)) {
-        c.close("job-wide barrier '" + id + "' entered twice or over other processes");
+        // Refused, not cut: two collectives a rank named alike.
+        wire::JobBarrierDoneMsg refused{
+            m->label,
+            false,
+            "",
+            "another collective over other processes (or this node again) has that label",
+            {}};
+        sendTo(node, MessageType::JobBarrierDone, wire::encode(refused));
         return;
     }
     FenceLoad &load = fenceLoad[node];
@@ -173,35 +181,52 @@ void RendezvousHub::State::onJobBarrier(std::uint32_t node, uvnet::FrameConnecti
     const auto to = std::move(it->second.expected);
     jobBarriers.erase(it);
     jobBarrierProcs.erase(id);
+    jobBarrierStarted.erase(id);
     const std::string payload = wire::encode(done);
     for (auto n : to)
         sendTo(n, MessageType::JobBarrierDone, payload);
 }
 
 bool RendezvousHub::State::leftJob(std::uint32_t node) const {
-    return !servers.count(node) && (stepOf(node) != 0 || everConnected.count(node));
+    return !servers.count(node) && everConnected.count(node);
+}
+
+void RendezvousHub::State::failJobBarrier(std::map<std::string, Fence>::iterator it,
+                                          const std::string &why) {
+    const std::string payload =
+        wire::encode(wire::JobBarrierDoneMsg{it->first, false, "", why, {}});
+    for (auto &[n, bytes] : it->second.data) {
+        fenceLoad[n].fences -= 1;
+        fenceLoad[n].bytes -= bytes.size();
+        sendTo(n, MessageType::JobBarrierDone, payload);
+    }
+    jobBarrierProcs.erase(it->first);
+    jobBarrierStarted.erase(it->first);
+    jobBarriers.erase(it);
 }
 
 void RendezvousHub::State::leaveJobBarriers(std::uint32_t node) {
     for (auto it = jobBarriers.begin(); it != jobBarriers.end();) {
-        if (!it->second.expected.count(node)) {
-            ++it;
-            continue;
-        }
-        const std::string payload = wire::encode(wire::JobBarrierDoneMsg{
-            it->first,
-            false,
-            "",
-            "the processes of node index " + std::to_string(localOf(node)) + " of " +
-                stepName(*jobSteps, stepOf(node)) + " ended before it completed",
-            {}});
-        for (auto &[n, bytes] : it->second.data) {
-            fenceLoad[n].fences -= 1;
-            fenceLoad[n].bytes -= bytes.size();
-            sendTo(n, MessageType::JobBarrierDone, payload);
-        }
-        jobBarrierProcs.erase(it->first);
-        it = jobBarriers.erase(it);
+        auto next = std::next(it);
+        if (it->second.expected.count(node))
+            failJobBarrier(it, "the processes of node index " + std::to_string(localOf(node)) +
+                                   " of " + stepName(*jobSteps, stepOf(node)) +
+                                   " ended before it completed");
+        it = next;
+    }
+}
+
+void RendezvousHub::State::expireJobBarriers() {
+    if (settings.fenceTimeoutSec <= 0)
+        return;
+    const std::uint64_t limit = std::uint64_t(settings.fenceTimeoutSec) * 1000;
+    for (auto it = jobBarriers.begin(); it != jobBarriers.end();) {
+        auto next = std::next(it);
+        if (uv_now(&loop) - jobBarrierStarted[it->first] >= limit)
+            failJobBarrier(it, "not every process entered it within " +
+                                   std::to_string(settings.fenceTimeoutSec) +
+                                   " s (fence_timeout=)");
+        it = next;
     }
 }
 

@@ -1,5 +1,6 @@
 #include "protocol/hub/rendezvous_hub.hpp"
 
+#include "protocol/hub/data_reply.hpp"
 #include "protocol/hub/job_ids.hpp"
 #include "protocol/hub/rendezvous_state.hpp"
 #include "protocol/hub/tree_shape.hpp"
@@ -127,21 +128,18 @@ void RendezvousHub::State::join(Peer &peer) {
     // A spawned step's server (a guest) uses this hub for the job-wide
     // operations only: no fence tree, no say in the step's start.
     const bool guest = stepOf(node) != 0;
-    if (!(guest ? jobSteps->mayJoin(node) : serverNodes.count(node) > 0) || servers.count(node)) {
+    // A node joins once: one that left (or was lost) does not come back,
+    // and nobody else takes its place.
+    if (!(guest ? jobSteps->mayJoin(node) : serverNodes.count(node) > 0) || servers.count(node) ||
+        everConnected.count(node)) {
         c.close("unexpected or duplicate server for node " + std::to_string(node));
         return;
     }
     peer.state = PeerState::Joined;
     peer.node = node;
     servers[node] = &c;
-    c.send(MessageType::Welcome, wire::encode(wire::WelcomeMsg{guest ? 0 : fanOut}));
-    if (guest)
-        return;
     everConnected.insert(node);
-    if (fanOut > 0 && node > 0)
-        sendTreeParent(node);
-    if (events.onJoined)
-        events.onJoined(node);
+    c.send(MessageType::Welcome, wire::encode(wire::WelcomeMsg{guest ? 0 : fanOut}));
     if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
         for (auto &[origin, payload] : w->second) {
             --waitingFrom[origin];
@@ -149,6 +147,12 @@ void RendezvousHub::State::join(Peer &peer) {
         }
         waitingForServer.erase(w);
     }
+    if (guest)
+        return;
+    if (fanOut > 0 && node > 0)
+        sendTreeParent(node);
+    if (events.onJoined)
+        events.onJoined(node);
 }
 
 void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f) {
@@ -181,7 +185,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
         return;
     case MessageType::DmodexResponse: {
         auto m = wire::decodeDmodexResponse(f.payload);
-        if (!m || !isServer(m->originNode)) {
+        if (m && !isServer(m->originNode) && everConnected.count(m->originNode))
+            return; // the asking server left meanwhile
+        if (!m || !isServer(m->originNode) || m->status == kHubRankGone) {
             c.close("malformed direct modex response");
             return;
         }
@@ -356,8 +362,16 @@ void RendezvousHub::State::onDmodexRequest(std::uint32_t node, uvnet::FrameConne
                                            const wire::Frame &f) {
     auto m = wire::decodeDmodexRequest(f.payload);
     auto ownerNode = m ? nodeOf(m->rank) : std::nullopt;
-    if (!ownerNode || m->originNode != node) {
+    // A rank of this step that does not exist is the asker's error; one of
+    // another step that ended (or never was), or whose server left, is
+    // answered so.
+    if (!m || m->originNode != node || (!ownerNode && stepOf(m->rank) == 0)) {
         c.close("malformed direct modex request");
+        return;
+    }
+    if (!ownerNode || leftJob(*ownerNode)) {
+        sendTo(node, MessageType::DmodexResponse,
+               wire::encode(wire::DmodexResponseMsg{m->requestId, node, kHubRankGone, {}}));
         return;
     }
     std::uint32_t owner = *ownerNode;
@@ -770,6 +784,7 @@ void RendezvousHub::State::startTimers() {
             auto *self = static_cast<State *>(t->data);
             self->gate->sweep();
             self->expireNames();
+            self->expireJobBarriers();
         },
         sweepMs, sweepMs);
 }

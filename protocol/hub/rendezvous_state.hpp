@@ -107,6 +107,7 @@ struct RendezvousHub::State {
     std::unique_ptr<JobSteps> jobSteps;
     std::map<std::string, Fence> jobBarriers;
     std::map<std::string, std::vector<std::pair<std::string, std::uint32_t>>> jobBarrierProcs;
+    std::map<std::string, std::uint64_t> jobBarrierStarted; // loop time, ms
     std::vector<std::pair<std::uint32_t, std::string>> spawnFailures;
 
     // Loop thread, after start.
@@ -145,6 +146,11 @@ struct RendezvousHub::State {
     // A server left: the job-wide barriers that wait for it cannot complete.
     void leaveJobBarriers(std::uint32_t node);
     bool leftJob(std::uint32_t node) const;
+    // Job-wide barriers open longer than the fence deadline fail (the
+    // processes that never entered are another step's: nobody else would
+    // end them).
+    void expireJobBarriers();
+    void failJobBarrier(std::map<std::string, Fence>::iterator it, const std::string &why);
     void sendProfileVerdict();
     void sendTo(std::uint32_t node, MessageType type, const std::string &payload);
     void fail(const std::string &why);

@@ -265,6 +265,9 @@ Expected<SpawnCommand> spawnCommand(const wire::SpawnRequestMsg &request,
     for (const auto &app : request.apps) {
         if (app.maxprocs == 0)
             return UserError{"a program of the spawn asks for no processes"};
+        if (app.cmd.front() == '-')
+            return UserError{"the spawn's program '" + app.cmd.substr(0, 64) +
+                             "' begins with '-' (srun would read it as an option)"};
         wantedProcs += app.maxprocs;
     }
     if (wantedProcs > kMaxSpawnedProcesses)

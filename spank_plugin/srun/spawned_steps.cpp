@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,15 +49,37 @@ bool inherited(const char *line) {
     return true;
 }
 
+// A rank's hostfile: a regular file of at most 1 MiB (not a FIFO that
+// never ends, nor /dev/zero).
 Expected<std::string> readUserFile(const std::string &path) {
-    std::ifstream in(path);
-    if (!in)
+    constexpr std::size_t kMaxBytes = 1u << 20;
+    const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return UserError{std::string("cannot be read: ") + std::strerror(errno)};
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (text.str().size() > (1u << 20))
-        return UserError{"is over 1 MiB"};
-    return text.str();
+    struct stat st {};
+    std::string text;
+    std::string why;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        why = "is not a regular file";
+    } else {
+        char buffer[65536];
+        for (;;) {
+            const ssize_t got = read(fd, buffer, sizeof buffer);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0)
+                break;
+            text.append(buffer, static_cast<std::size_t>(got));
+            if (text.size() > kMaxBytes) {
+                why = "is over 1 MiB";
+                break;
+            }
+        }
+    }
+    close(fd);
+    if (!why.empty())
+        return UserError{why};
+    return text;
 }
 
 // The --multi-prog file of a spawn of several programs, private to the
@@ -107,13 +130,32 @@ std::map<std::string, int> SpawnedSteps::usedSlots() const {
 
 void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &request,
                          const std::string &spawnerPlan) {
+    // Off the hub's thread: Slurm's answer about the job and a hostfile
+    // take time the other steps' fences must not wait for.
+    std::lock_guard lock(mutex_);
+    if (closed_) {
+        if (hub_)
+            hub_->spawnFailed(index, "the spawning step has ended");
+        return;
+    }
+    try {
+        starters_.emplace_back(
+            [this, index, request, spawnerPlan] { launch(index, request, spawnerPlan); });
+    } catch (const std::exception &e) {
+        if (hub_)
+            hub_->spawnFailed(index, std::string("srun cannot start a thread: ") + e.what());
+    }
+}
+
+void SpawnedSteps::launch(std::uint32_t index, const wire::SpawnRequestMsg &request,
+                          const std::string &spawnerPlan) {
     std::string what;
     for (const auto &app : request.apps)
         what += (what.empty() ? "" : " + ") + std::to_string(app.maxprocs) + " x " + app.cmd;
     const auto fail = [&](const std::string &why) {
         logError("MPI_Comm_spawn of " + what + " failed: " + why);
         std::lock_guard lock(mutex_);
-        if (hub_ && !ending_)
+        if (hub_)
             hub_->spawnFailed(index, why);
     };
     auto granted = JobAllocation::lookup(jobId_);
@@ -135,9 +177,9 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
         for (const auto &r : spawner->ranks)
             context.spawnerNodes.push_back(spawner->nodes[r.node].name);
     std::unique_lock lock(mutex_);
-    if (ending_) {
+    if (closed_) {
         lock.unlock();
-        fail("the spawning step is ending");
+        fail("the spawning step has ended");
         return;
     }
     context.used = usedSlots();
@@ -199,8 +241,19 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    // srun with every signal as a fresh process has it (this thread blocks
+    // some): it must take SIGTERM to end its step.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid = 0;
-    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+    const int rc = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), envp.data());
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
         if (!multiProgPath.empty())
@@ -214,7 +267,19 @@ void SpawnedSteps::start(std::uint32_t index, const wire::SpawnRequestMsg &reque
     child.pid = pid;
     child.summary = command->summary;
     child.multiProgPath = multiProgPath;
-    child.waiter = std::thread([this, index, pid] { wait(index, pid); });
+    try {
+        child.waiter = std::thread([this, index, pid] { wait(index, pid); });
+    } catch (const std::exception &e) {
+        // Nobody would watch it: it goes at once.
+        kill(pid, SIGKILL);
+        while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        if (!multiProgPath.empty())
+            unlink(multiProgPath.c_str());
+        children_.erase(index);
+        lock.unlock();
+        fail(std::string("srun cannot start a thread: ") + e.what());
+    }
 }
 
 void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
@@ -222,19 +287,22 @@ void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
     const auto deadline = Clock::now() + std::chrono::seconds(timeoutSec_);
     std::optional<Clock::time_point> killAt; // once it timed out
     int status = 0;
-    // Until the processes started (or the step ends), watched for the
-    // deadline; then waited for.
+    // Until the processes started, watched for the deadline; then waited
+    // for. It exits without being reaped (WNOWAIT): its pid stays its own
+    // until it is marked ended below, so endAll never signals another.
     for (;;) {
-        const pid_t got = waitpid(pid, &status, WNOHANG);
-        if (got == pid || (got < 0 && errno != EINTR))
+        siginfo_t info{};
+        const int got = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+        if ((got == 0 && info.si_pid == pid) || (got < 0 && errno != EINTR))
             break;
         bool watching;
         {
             std::lock_guard lock(mutex_);
-            watching = children_[index].stepTag.empty() && !ending_;
+            watching = children_[index].stepTag.empty();
         }
         if (!watching && !killAt) {
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 &&
+                   errno == EINTR) {
             }
             break;
         }
@@ -251,6 +319,8 @@ void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
     std::unique_lock lock(mutex_);
     Child &child = children_[index];
     child.running = false;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     if (!child.multiProgPath.empty())
         unlink(child.multiProgPath.c_str());
     const bool started = !child.stepTag.empty();
@@ -266,7 +336,7 @@ void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
                                    : "the srun of the spawned processes (" + summary +
                                          ") ended with " + statusText(status) +
                                          " before they all called MPI_Init (PMIx_Init)";
-    if (!started && hub_ && !ending)
+    if (!started && hub_)
         hub_->spawnFailed(index, why);
     lock.unlock();
     if (!started) {
@@ -282,7 +352,11 @@ void SpawnedSteps::started(std::uint32_t index, const std::string &stepTag,
     auto decoded = decodePlan(plan, PlanLimits{.maxTextBytes = 256u << 20});
     std::lock_guard lock(mutex_);
     auto it = children_.find(index);
-    if (it == children_.end())
+    unsigned long long job = 0, step = 0;
+    char tail = 0;
+    // The tag names a step of this job (it is what endAll ends).
+    if (it == children_.end() ||
+        std::sscanf(stepTag.c_str(), "%llu.%llu%c", &job, &step, &tail) != 2 || job != jobId_)
         return;
     it->second.stepTag = stepTag;
     if (decoded)
@@ -293,7 +367,7 @@ void SpawnedSteps::started(std::uint32_t index, const std::string &stepTag,
 
 void SpawnedSteps::awaitAll() {
     std::unique_lock lock(mutex_);
-    ending_ = true;
+    closed_ = true; // new spawns fail; those under way are still answered
     std::size_t running = 0;
     for (auto &[index, child] : children_)
         running += child.running ? 1 : 0;
@@ -312,8 +386,16 @@ void SpawnedSteps::awaitAll() {
 
 void SpawnedSteps::endAll() {
     std::unique_lock lock(mutex_);
+    closed_ = true;
     ending_ = true;
     hub_ = nullptr;
+    // A spawn being started sees closed_ before it starts anything.
+    std::vector<std::thread> starters = std::move(starters_);
+    starters_.clear();
+    lock.unlock();
+    for (auto &t : starters)
+        t.join();
+    lock.lock();
     for (auto &[index, child] : children_) {
         if (!child.running)
             continue;

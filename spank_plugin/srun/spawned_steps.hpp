@@ -62,6 +62,9 @@ private:
         bool running = true;
         std::thread waiter;
     };
+    // start's work, on a thread of its own.
+    void launch(std::uint32_t index, const wire::SpawnRequestMsg &request,
+                const std::string &spawnerPlan);
     void wait(std::uint32_t index, pid_t pid);
     std::map<std::string, int> usedSlots() const; // under mutex_
 
@@ -73,7 +76,9 @@ private:
     std::mutex mutex_;
     std::condition_variable ended_;
     std::map<std::uint32_t, Child> children_;
-    bool ending_ = false;
+    std::vector<std::thread> starters_;
+    bool closed_ = false; // no new spawn (the spawning step ended)
+    bool ending_ = false; // the spawned steps are being ended
 };
 
 } // namespace stepmap::plugin
