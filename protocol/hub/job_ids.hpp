@@ -10,7 +10,10 @@
 // hub's names, barriers and direct modex cover every step of the tree with
 // the same 32-bit fields. A spawned step holds fewer than 2^24 ranks.
 
+#include "protocol/wire/secret.hpp"
+
 #include <cstdint>
+#include <string>
 
 namespace stepmap::hub {
 
@@ -29,6 +32,19 @@ constexpr std::uint32_t stepOf(std::uint32_t id) {
 }
 constexpr std::uint32_t localOf(std::uint32_t id) {
     return id & kLocalMask;
+}
+
+// The key a guest step's servers join the job's hub with, derived from the
+// hub's secret: a spawned step learns its own key, not the secret, so its
+// servers cannot speak for the first step's nodes or another step's.
+inline std::string guestKeyPurpose(std::uint32_t step) {
+    return "stepmap guest step " + std::to_string(step);
+}
+inline std::string guestKey(std::string_view jobSecret, std::uint32_t step) {
+    return wire::derivedBytes(jobSecret, guestKeyPurpose(step));
+}
+inline std::string guestKeyHex(std::string_view jobSecret, std::uint32_t step) {
+    return wire::derivedHex(jobSecret, guestKeyPurpose(step), 32);
 }
 
 } // namespace stepmap::hub

@@ -67,7 +67,10 @@ void RendezvousHub::State::admit(uv_stream_t *server) {
         onFrames(c, f);
     };
     cb.onClosed = [this](uvnet::FrameConnection &c, const std::string &why) { onClosed(c, why); };
-    auto c = uvnet::FrameConnection::accept(server, secret, cb);
+    // A guest step's servers carry their step's key (job_ids.hpp).
+    auto c = uvnet::FrameConnection::accept(server, secret, cb, [this](std::uint32_t node) {
+        return stepOf(node) == 0 ? secret : guestKey(secret, stepOf(node));
+    });
     if (!c || c->closing() || !gate->admit(*c))
         return; // c goes: closed quietly
     auto *raw = c.get();
@@ -128,10 +131,11 @@ void RendezvousHub::State::join(Peer &peer) {
     // A spawned step's server (a guest) uses this hub for the job-wide
     // operations only: no fence tree, no say in the step's start.
     const bool guest = stepOf(node) != 0;
-    // A node joins once: one that left (or was lost) does not come back,
-    // and nobody else takes its place.
+    // A guest node joins once: one that left does not come back, and
+    // nobody else of its step takes its place. (Only the step's own
+    // servers hold the step's secret; a guest step's key is its own.)
     if (!(guest ? jobSteps->mayJoin(node) : serverNodes.count(node) > 0) || servers.count(node) ||
-        everConnected.count(node)) {
+        (guest && everConnected.count(node))) {
         c.close("unexpected or duplicate server for node " + std::to_string(node));
         return;
     }

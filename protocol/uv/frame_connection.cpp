@@ -41,10 +41,12 @@ FrameConnection::FrameConnection(uv_loop_t *loop, std::string secret, wire::Fram
     readBuf_.resize(512);
 }
 
-FrameConnection::Ptr FrameConnection::accept(uv_stream_t *server, std::string secret,
-                                             Callbacks cb) {
+FrameConnection::Ptr FrameConnection::accept(uv_stream_t *server, std::string secret, Callbacks cb,
+                                             wire::FrameChannel::KeyForNode keyFor) {
     Ptr c(new FrameConnection(server->loop, std::move(secret), wire::FrameChannel::Role::Hub,
                               std::move(cb)));
+    if (keyFor)
+        c->channel_.setKeyForNode(std::move(keyFor));
     if (uv_accept(server, reinterpret_cast<uv_stream_t *>(&c->tcp_)) != 0)
         return nullptr; // released: closed quietly
     uv_tcp_nodelay(&c->tcp_, 1);

@@ -43,7 +43,10 @@ public:
 
     // Accepts a pending connection on server; null (and the pending
     // connection dropped) if that fails.
-    static Ptr accept(uv_stream_t *server, std::string secret, Callbacks cb);
+    // keyFor: the key a peer's Hello must carry by the node it names
+    // (FrameChannel::setKeyForNode); none: the secret for every peer.
+    static Ptr accept(uv_stream_t *server, std::string secret, Callbacks cb,
+                      wire::FrameChannel::KeyForNode keyFor = {});
     // Starts connecting to host:port; failures are reported through onClosed
     // (already during this call if host cannot be resolved).
     static Ptr connect(uv_loop_t *loop, const std::string &host, int port, std::string secret,

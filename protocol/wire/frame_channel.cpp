@@ -101,6 +101,8 @@ bool FrameChannel::accept(MessageType type, std::string payload, const std::uint
         ByteReader r(reinterpret_cast<const std::uint8_t *>(payload.data()), payload.size());
         peerNode_ = *r.u32();
         std::memcpy(serverNonce_.data(), payload.data() + 4, kNonceSize);
+        if (keyForNode_)
+            secret_ = keyForNode_(peerNode_);
     }
     std::uint8_t dir = role_ == Role::Hub ? kServerToHub : kHubToServer;
     auto expected = mac(dir, recvSeq_, type, payload);

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ public:
     enum class Role { Hub, Server };
 
     FrameChannel(std::string secret, Role role);
+    // Hub: the key a Hello from `node` must carry, when not every peer
+    // shares the secret (the job's hub: each guest step has its own key).
+    using KeyForNode = std::function<std::string(std::uint32_t node)>;
+    void setKeyForNode(KeyForNode keyFor) { keyForNode_ = std::move(keyFor); }
 
     // Hub: the challenge frame to send first (creates the hub nonce).
     std::vector<std::uint8_t> makeChallenge();
@@ -54,6 +59,7 @@ private:
     std::uint32_t maxFrameLength() const;
 
     std::string secret_;
+    KeyForNode keyForNode_;
     Role role_;
     std::array<std::uint8_t, kNonceSize> hubNonce_{};
     std::array<std::uint8_t, kNonceSize> serverNonce_{};

@@ -215,12 +215,14 @@ void SpawnedSteps::launch(std::uint32_t index, const wire::SpawnRequestMsg &requ
 
     // The step's own variables first (the first of a name is the one
     // read), then the caller's additions over srun's environment.
-    std::vector<std::string> env = {std::string("SLURM_JOB_ID=") + std::to_string(jobId_),
-                                    std::string(kJobHubVariable) + "=" + jobHub_,
-                                    std::string(kJobSecretVariable) + "=" + jobSecretHex_,
-                                    std::string(kJobStepVariable) + "=" + std::to_string(index),
-                                    std::string(kSpawnParentVariable) + "=" + request.parentNspace +
-                                        ":" + std::to_string(hub::localOf(request.rank))};
+    std::vector<std::string> env = {
+        std::string("SLURM_JOB_ID=") + std::to_string(jobId_),
+        std::string(kJobHubVariable) + "=" + jobHub_,
+        std::string(kJobSecretVariable) + "=" +
+            hub::guestKeyHex(wire::decodeSecretHex(jobSecretHex_).value_or(""), index),
+        std::string(kJobStepVariable) + "=" + std::to_string(index),
+        std::string(kSpawnParentVariable) + "=" + request.parentNspace + ":" +
+            std::to_string(hub::localOf(request.rank))};
     std::set<std::string> added;
     for (const auto &line : command->environment)
         if (inherited(line.c_str()) && added.insert(line.substr(0, line.find('='))).second)

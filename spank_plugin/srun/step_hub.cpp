@@ -2,6 +2,7 @@
 
 #include "job_variables.hpp"
 #include "plugin_log.hpp"
+#include "protocol/hub/job_ids.hpp"
 #include "protocol/wire/secret.hpp"
 #include "srun/slurm_queries.hpp"
 #include "srun/slurm_release.hpp"
@@ -115,7 +116,11 @@ std::unique_ptr<StepHub> StepHub::start(const Step &step) {
         self->jobHubFile_ = std::move(shared.owner);
         if (shared.attached) {
             setenv(kJobHubVariable, shared.attached->address.c_str(), 1);
-            setenv(kJobSecretVariable, shared.attached->secretHex.c_str(), 1);
+            // This step's own key, derived from the job hub's secret.
+            const std::string key =
+                hub::guestKeyHex(wire::decodeSecretHex(shared.attached->secretHex).value_or(""),
+                                 shared.attached->index);
+            setenv(kJobSecretVariable, key.c_str(), 1);
             setenv(kJobStepVariable, std::to_string(shared.attached->index).c_str(), 1);
             logVerbose("the job's hub is another srun's, at " + shared.attached->address +
                        ": this step's ranks meet its ranks by name");

@@ -2,7 +2,9 @@
 // on its own thread and the links on a libuv loop here, over loopback; the
 // node's PMIx server is a fake host.
 
+#include "plan/launch_plan.hpp"
 #include "protocol/hub/hub_link.hpp"
+#include "protocol/hub/job_ids.hpp"
 #include "protocol/hub/name_service.hpp"
 #include "protocol/hub/rendezvous_hub.hpp"
 #include "protocol/wire/payloads.hpp"
@@ -826,4 +828,89 @@ TEST_F(HubLinkTest, AFenceThatCompletesInTimeEndsNothing) {
     runUntil([] { return false; }, 2); // past the deadline
     for (const auto &line : hubSaw())
         EXPECT_NE(line.rfind("failure ", 0), 0u) << line;
+}
+
+// A spawn through the real hub: the rank's link asks, srun (the events)
+// starts step 1, whose server joins as a guest with its own key, says its
+// ranks started, and the rank gets the children's namespace; then both
+// steps meet in a job-wide barrier that names them. A guest with the
+// job's own secret instead of its key never joins.
+TEST_F(HubLinkTest, ASpawnedStepsServerJoinsWithItsOwnKeyAndMeetsItsSpawner) {
+    std::vector<std::uint32_t> spawned;
+    events_.onSpawn = [&](std::uint32_t index, const wire::SpawnRequestMsg &, const std::string &) {
+        std::lock_guard lock(mutex_);
+        spawned.push_back(index);
+    };
+    hub::RendezvousHub::Settings s;
+    s.host = "127.0.0.1";
+    s.nspace = "parent.ns";
+    auto started = hub::RendezvousHub::start({0, 1, 0, 1}, 2, secret_, events_, s);
+    ASSERT_TRUE(started) << started.error().message;
+    hub_ = std::move(started).value();
+    nodeOfRank_ = {0, 1, 0, 1};
+    nodeCount_ = 2;
+
+    FakeHost h0, h1, guest, impostor;
+    auto &parent = link(0, h0);
+    link(1, h1).connect();
+    parent.connect();
+    std::optional<wire::SpawnReplyMsg> reply;
+    bool answered = false;
+    wire::SpawnRequestMsg request;
+    request.rank = 0;
+    request.parentNspace = "parent.ns";
+    request.apps.push_back({"./child", {"./child"}, {}, "/tmp", 1, {}});
+    parent.spawn(request, [&](std::optional<wire::SpawnReplyMsg> r) {
+        reply = std::move(r);
+        answered = true;
+    });
+    ASSERT_TRUE(runUntil([&] {
+        std::lock_guard lock(mutex_);
+        return !spawned.empty();
+    }));
+    ASSERT_EQ(spawned[0], 1u);
+
+    // Step 1: one rank on one node.
+    LaunchPlan childPlan;
+    childPlan.nodes = {PlannedNode{"n3", 1, {}}};
+    childPlan.ranks.resize(1);
+    const std::string planText = encodePlan(childPlan);
+    auto guestSettings = settings(hub::jobWide(1, 0), hub_->port());
+    guestSettings.secret = hub::guestKey(secret_, 1);
+    guestSettings.nodeCount = 1;
+    auto wrongSettings = guestSettings;
+    wrongSettings.secret = secret_; // the job's secret is not step 1's key
+    wrongSettings.joinRetryMs = 200;
+    impostor.node = hub::jobWide(1, 0);
+    links_.push_back(std::make_unique<hub::HubLink>(
+        &loop_, wrongSettings, impostor, [this](const std::string &why) { lost_[99] = why; }));
+    auto &wrong = *links_.back();
+    wrong.connect();
+    ASSERT_TRUE(runUntil([&] { return lost_.count(99) > 0; }));
+
+    guest.node = hub::jobWide(1, 0);
+    links_.push_back(std::make_unique<hub::HubLink>(
+        &loop_, guestSettings, guest, [this](const std::string &why) { lost_[100] = why; }));
+    auto &child = *links_.back();
+    child.guestStep({"child.ns", "7.1", planText, false});
+    child.connect();
+    child.guestStep({"child.ns", "7.1", planText, true});
+    ASSERT_TRUE(runUntil([&] { return answered; }));
+    ASSERT_TRUE(reply);
+    EXPECT_TRUE(reply->ok) << reply->message;
+    EXPECT_EQ(reply->nspace, "child.ns");
+    EXPECT_EQ(reply->index, 1u);
+
+    std::optional<wire::JobBarrierDoneMsg> fromParent, fromChild;
+    const wire::JobBarrierMsg barrier{
+        "connect", {{"child.ns", hub::kAllRanks}, {"parent.ns", 0}}, false, {}};
+    parent.jobBarrier(barrier, [&](auto m) { fromParent = std::move(m); });
+    child.jobBarrier(barrier, [&](auto m) { fromChild = std::move(m); });
+    ASSERT_TRUE(runUntil([&] { return fromParent && fromChild; }));
+    EXPECT_TRUE(fromParent->ok) << fromParent->message;
+    EXPECT_TRUE(fromChild->ok) << fromChild->message;
+    ASSERT_EQ(fromChild->steps.size(), 2u);
+    EXPECT_EQ(fromChild->steps[0].nspace, "parent.ns");
+    EXPECT_EQ(fromChild->steps[1].nspace, "child.ns");
+    EXPECT_EQ(fromChild->steps[1].plan, planText);
 }
