@@ -105,14 +105,26 @@ void RendezvousHub::State::answerSpawn(std::uint32_t index, bool ok, const std::
 }
 
 void RendezvousHub::State::takeSpawnFailures() {
-    std::vector<std::pair<std::uint32_t, std::string>> failed;
+    std::vector<std::pair<std::uint32_t, std::string>> failed, stepsFailed;
     {
         std::lock_guard lock(mutex);
         failed.swap(spawnFailures);
+        stepsFailed.swap(stepFailures);
     }
     for (const auto &[index, why] : failed) {
         answerSpawn(index, false, why);
         jobSteps->forget(index);
+    }
+    // mpirun ends the jobs connected to one that failed: they would wait
+    // for its processes for ever.
+    for (const auto &[index, why] : stepsFailed) {
+        for (std::uint32_t other : jobSteps->connectedTo(index)) {
+            if (other == 0)
+                fail(why + ", connected to this step");
+            else if (events.onEndStep)
+                events.onEndStep(jobSteps->tagOf(other), why);
+        }
+        jobSteps->disconnectAll(index);
     }
 }
 
@@ -173,6 +185,12 @@ void RendezvousHub::State::onJobBarrier(std::uint32_t node, uvnet::FrameConnecti
     if (it->second.data.size() < it->second.expected.size())
         return;
     wire::JobBarrierDoneMsg done{id, true, "", "", jobSteps->entriesOf(jobBarrierProcs[id])};
+    // The label says what joins them (stepd_server/pmix_spawn.cpp): Open
+    // MPI disconnects with a fence across the steps.
+    if (id.rfind("connect ", 0) == 0)
+        jobSteps->connect(done.steps, true);
+    else if (id.rfind("disconnect ", 0) == 0 || id.rfind("fence ", 0) == 0)
+        jobSteps->connect(done.steps, false);
     for (auto &[n, bytes] : it->second.data) {
         fenceLoad[n].fences -= 1;
         fenceLoad[n].bytes -= bytes.size();

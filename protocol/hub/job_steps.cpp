@@ -139,6 +139,32 @@ JobSteps::nodesOf(const std::vector<std::pair<std::string, std::uint32_t>> &proc
     return nodes;
 }
 
+void JobSteps::connect(const std::vector<wire::JobStepEntry> &steps, bool connected) {
+    for (std::size_t a = 0; a < steps.size(); ++a)
+        for (std::size_t b = a + 1; b < steps.size(); ++b) {
+            const auto key = std::minmax(steps[a].index, steps[b].index);
+            auto it = connections_.find(key);
+            if (connected)
+                ++connections_[key];
+            else if (it != connections_.end() && --it->second == 0)
+                connections_.erase(it);
+        }
+}
+
+std::vector<std::uint32_t> JobSteps::connectedTo(std::uint32_t index) const {
+    std::vector<std::uint32_t> out;
+    for (const auto &[pair, count] : connections_)
+        if (pair.first == index || pair.second == index)
+            out.push_back(pair.first == index ? pair.second : pair.first);
+    return out;
+}
+
+void JobSteps::disconnectAll(std::uint32_t index) {
+    std::erase_if(connections_, [index](const auto &entry) {
+        return entry.first.first == index || entry.first.second == index;
+    });
+}
+
 std::vector<wire::JobStepEntry>
 JobSteps::entriesOf(const std::vector<std::pair<std::string, std::uint32_t>> &procs) const {
     std::set<std::uint32_t> indices;

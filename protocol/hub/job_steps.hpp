@@ -59,6 +59,14 @@ public:
     // of its step's), or why not (a namespace or rank no step has).
     Expected<std::set<std::uint32_t>>
     nodesOf(const std::vector<std::pair<std::string, std::uint32_t>> &procs) const;
+    // Which steps are connected (MPI_Comm_spawn's intercommunicator,
+    // accept/connect): a connect across steps joins every pair of them
+    // once more, a disconnect (Open MPI's is a fence across the steps)
+    // once less. A failed step ends the steps still connected to it, as
+    // mpirun ends connected jobs; disconnected ones end independently.
+    void connect(const std::vector<wire::JobStepEntry> &steps, bool connected);
+    std::vector<std::uint32_t> connectedTo(std::uint32_t index) const;
+    void disconnectAll(std::uint32_t index);
     // The steps the processes belong to, with their plans.
     std::vector<wire::JobStepEntry>
     entriesOf(const std::vector<std::pair<std::string, std::uint32_t>> &procs) const;
@@ -74,6 +82,7 @@ private:
         bool gone = false;
     };
     std::map<std::uint32_t, Step> steps_;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, unsigned> connections_; // (low, high)
     std::uint32_t next_ = 1;
 };
 

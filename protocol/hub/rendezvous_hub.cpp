@@ -878,6 +878,16 @@ void RendezvousHub::spawnFailed(std::uint32_t index, const std::string &why) {
     uv_async_send(state_->wakeup.get());
 }
 
+void RendezvousHub::spawnedStepFailed(std::uint32_t index, const std::string &why) {
+    if (!state_ || !state_->thread.joinable())
+        return;
+    std::lock_guard lock(state_->mutex);
+    if (state_->shutdownRequested)
+        return;
+    state_->stepFailures.emplace_back(index, why);
+    uv_async_send(state_->wakeup.get());
+}
+
 void RendezvousHub::shutdown(int status, const std::string &reason) {
     if (!state_ || !state_->thread.joinable())
         return;

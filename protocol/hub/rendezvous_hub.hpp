@@ -60,6 +60,9 @@ public:
         std::function<void(std::uint32_t index, const std::string &stepTag,
                            const std::string &plan)>
             onSpawned;
+        // A step connected to one that failed must end ("<job>.<step>",
+        // why); this srun's own step ends through onFailure. Hub thread.
+        std::function<void(const std::string &stepTag, const std::string &why)> onEndStep;
     };
 
     // Notices a server may send; more are counted, not passed on, so that
@@ -131,6 +134,9 @@ public:
     // srun could not start spawned step `index` (why, for the rank that
     // asked). Any thread.
     void spawnFailed(std::uint32_t index, const std::string &why);
+    // Spawned step `index` ended with a failure (why): the steps still
+    // connected to it end too. Any thread.
+    void spawnedStepFailed(std::uint32_t index, const std::string &why);
     // Tells every server the step is over (status, reason) and stops.
     void shutdown(int status, const std::string &reason);
 

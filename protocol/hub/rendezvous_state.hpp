@@ -109,6 +109,7 @@ struct RendezvousHub::State {
     std::map<std::string, std::vector<std::pair<std::string, std::uint32_t>>> jobBarrierProcs;
     std::map<std::string, std::uint64_t> jobBarrierStarted; // loop time, ms
     std::vector<std::pair<std::uint32_t, std::string>> spawnFailures;
+    std::vector<std::pair<std::uint32_t, std::string>> stepFailures;
 
     // Loop thread, after start.
     Expected<void> listen();

@@ -340,6 +340,10 @@ void SpawnedSteps::wait(std::uint32_t index, pid_t pid) {
                                          " before they all called MPI_Init (PMIx_Init)";
     if (!started && hub_)
         hub_->spawnFailed(index, why);
+    // Its ranks failed or aborted: the steps still connected to it end.
+    if (started && status != 0 && hub_ && !ending)
+        hub_->spawnedStepFailed(index, "spawned step " + child.stepTag + " (" + summary +
+                                           ") ended with " + statusText(status));
     lock.unlock();
     if (!started) {
         if (!ending)

@@ -74,6 +74,14 @@ RendezvousHub::Events StepHub::events() {
                             const std::string &spawnerPlan) {
         spawned_->start(index, request, spawnerPlan);
     };
+    events.onEndStep = [](const std::string &tag, const std::string &why) {
+        unsigned long long job = 0, step = 0;
+        if (std::sscanf(tag.c_str(), "%llu.%llu", &job, &step) != 2)
+            return;
+        logError(why + ", connected to step " + tag + "; ending it");
+        slurm_release::killJobStep(static_cast<std::uint32_t>(job),
+                                   static_cast<std::uint32_t>(step), SIGKILL);
+    };
     events.onSpawned = [this](std::uint32_t index, const std::string &tag,
                               const std::string &plan) { spawned_->started(index, tag, plan); };
     return events;

@@ -153,6 +153,59 @@ if __name__ == "__main__":
 """
 
 
+CHILD_FAILS_SCRIPT = """\
+import sys, time
+from mpi4py import MPI
+parent = MPI.Comm.Get_parent()
+if parent == MPI.COMM_NULL:
+    inter = MPI.COMM_SELF.Spawn(sys.executable, args=[__file__, sys.argv[1]], maxprocs=2)
+    if sys.argv[1] == "disconnected":
+        inter.Disconnect()
+        time.sleep(3)  # the children fail meanwhile
+        print("parent carries on", flush=True)
+    else:
+        print("parent got", inter.recv(source=1), flush=True)
+elif sys.argv[1] == "disconnected":
+    parent.Disconnect()
+    sys.exit(3)
+else:
+    if MPI.COMM_WORLD.Get_rank() == 1:
+        MPI.COMM_WORLD.Abort(5)
+    parent.recv(source=0)
+"""
+
+
+class FailingChildrenTest(cluster.StepTestCase):
+    """Seed 000's shutdown rule with mpi4py (Open MPI 4.1): a spawned step
+    that fails ends its still-connected spawner rather than leave it
+    waiting; one that disconnected first ends alone."""
+
+    def run_script(self, mode):
+        script = cluster.write_user_file(CHILD_FAILS_SCRIPT)
+        try:
+            return cluster.run_as_user(["salloc", "-N", "3", "-n", "3", "srun", "-n", "1",
+                                        "--map-by", "slot", "/usr/bin/python3", script, mode],
+                                       timeout=120)
+        finally:
+            os.unlink(script)
+
+    def test_a_connected_child_that_aborts_ends_its_spawner_saying_why(self):
+        started = time.time()
+        r = self.run_script("connected")
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stderr, r"stepmap: spawned step \d+\.\d+ \(2 x /usr/bin/python3 on "
+                         r"\S+\) ended with exit status 5, connected to this step; ending the step")
+        self.assertLess(time.time() - started, 60)
+        self.assertTrue(cluster.wait_for(lambda: cluster.slurm_jobs() == []))
+
+    def test_children_that_disconnected_fail_alone(self):
+        r = self.run_script("disconnected")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("parent carries on", r.stdout)
+        self.assertIn("ended with exit status 3", r.stderr)
+        self.assertNotIn("ending the step", r.stderr)
+
+
 class MpiPoolTest(cluster.StepTestCase):
     """mpi4py's MPIPoolExecutor (Debian's python3-mpi4py, Open MPI 4.1)
     spawns its workers: one srun rank, four workers on the job's free slots."""

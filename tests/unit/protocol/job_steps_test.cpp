@@ -104,3 +104,20 @@ TEST(JobSteps, AnotherSrunsStepJoinsUnderAnIndexOfItsOwn) {
     EXPECT_FALSE(steps.answer(kFirstAttached));
     EXPECT_TRUE(steps.nodesOf({{"child.ns", 2}}));
 }
+
+// Connected steps, as the job-wide barriers say: a failed step ends those
+// still connected to it; a disconnect (Open MPI's fence) undoes a connect.
+TEST(JobSteps, ConnectsAndDisconnectsCountPerPairOfSteps) {
+    JobSteps steps("p", "", {0});
+    const std::vector<wire::JobStepEntry> pair = {{"p", 0, ""}, {"c", 1, ""}};
+    steps.connect(pair, true);
+    steps.connect(pair, true);
+    steps.connect({{"c", 1, ""}, {"d", 2, ""}}, true);
+    EXPECT_EQ(steps.connectedTo(1), (std::vector<std::uint32_t>{0, 2}));
+    steps.connect(pair, false);
+    EXPECT_EQ(steps.connectedTo(0), (std::vector<std::uint32_t>{1}));
+    steps.connect(pair, false);
+    EXPECT_EQ(steps.connectedTo(0), (std::vector<std::uint32_t>{}));
+    steps.disconnectAll(2);
+    EXPECT_EQ(steps.connectedTo(1), (std::vector<std::uint32_t>{}));
+}
