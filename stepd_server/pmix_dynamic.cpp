@@ -5,6 +5,7 @@
 // (protocol/hub/name_service.hpp); values travel packed by PMIx itself, so
 // any type a rank publishes comes back as it was.
 
+#include "collective_label.hpp"
 #include "pmix_host.hpp"
 #include "protocol/hub/job_ids.hpp"
 #include "protocol/hub/name_service.hpp"
@@ -127,15 +128,7 @@ std::string processLabel(const char *what, const pmix_proc_t procs[], size_t npr
             list += ",";
         list += r == PMIX_RANK_WILDCARD ? std::string("*") : std::to_string(r);
     }
-    if (list.size() > 256) {
-        std::uint64_t hash = 1469598103934665603ull; // FNV-1a: the same on every node
-        for (unsigned char c : list)
-            hash = (hash ^ c) * 1099511628211ull;
-        char hex[17];
-        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-        list = std::to_string(ranks.size()) + " ranks #" + hex;
-    }
-    return std::string(what) + " " + list;
+    return collectiveLabel(what, list, ranks.size(), "ranks");
 }
 
 bool keysFit(const std::vector<std::string> &keys) {

@@ -263,17 +263,24 @@ void addAppInfo(InfoList &job, const LaunchPlan &plan, std::uint32_t apps) {
 // PMIX_NODE_MAP and PMIX_PROC_MAP: from those PMIx 4.2.2 stores every
 // rank's PMIX_HOSTNAME and every node's peer list, one hash entry each,
 // copied to every client (a 1M-rank step: O(ranks) on every node).
-void addJobInfo(InfoList &job, const StepConfig &config, const std::vector<std::uint32_t> &local) {
-    const LaunchPlan &plan = config.plan;
+// What any step's namespace says of itself: id, sizes, nodes, apps.
+void addStepShape(InfoList &job, const std::string &nspace, const LaunchPlan &plan) {
     const auto np = static_cast<std::uint32_t>(plan.ranks.size());
-    job.addString(PMIX_JOBID, config.nspace);
-    job.addU32(PMIX_UNIV_SIZE, np);
+    job.addString(PMIX_JOBID, nspace);
     job.addU32(PMIX_JOB_SIZE, np);
     job.addU32(PMIX_MAX_PROCS, np);
     const std::uint32_t apps = std::max<std::uint32_t>(1, plan.appCount());
     job.addU32(PMIX_JOB_NUM_APPS, apps);
     job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
     job.addString(PMIX_NODE_LIST, nodeList(plan));
+    addAppInfo(job, plan, apps);
+}
+
+void addJobInfo(InfoList &job, const StepConfig &config, const std::vector<std::uint32_t> &local) {
+    const LaunchPlan &plan = config.plan;
+    const auto np = static_cast<std::uint32_t>(plan.ranks.size());
+    addStepShape(job, config.nspace, plan);
+    job.addU32(PMIX_UNIV_SIZE, np);
     // As Slurm's mpi/pmix gives it: PMI-2 shims find their node's ranks in
     // it. A few triples for regular layouts, one string for all clients.
     job.addString(PMIX_ANL_MAP, processMapping(plan));
@@ -286,7 +293,6 @@ void addJobInfo(InfoList &job, const StepConfig &config, const std::vector<std::
         job.addRank(PMIX_LOCALLDR, local.front());
     }
     job.addU32(PMIX_NODEID, config.nodeIndex);
-    addAppInfo(job, plan, apps);
     // A spawned step: who spawned it (PRRTE gives it per process; the
     // job's value serves every rank's PMIx_Get alike).
     if (!config.parentNspace.empty()) {
@@ -401,14 +407,7 @@ constexpr std::size_t kPlacedRanksOfOtherSteps = 4096;
 Expected<void> PmixHost::registerOtherNamespace(const std::string &nspace, const LaunchPlan &plan) {
     const auto np = static_cast<std::uint32_t>(plan.ranks.size());
     InfoList job;
-    job.addString(PMIX_JOBID, nspace);
-    job.addU32(PMIX_JOB_SIZE, np);
-    job.addU32(PMIX_MAX_PROCS, np);
-    const std::uint32_t apps = std::max<std::uint32_t>(1, plan.appCount());
-    job.addU32(PMIX_JOB_NUM_APPS, apps);
-    job.addU32(PMIX_NUM_NODES, static_cast<std::uint32_t>(plan.nodes.size()));
-    job.addString(PMIX_NODE_LIST, nodeList(plan));
-    addAppInfo(job, plan, apps);
+    addStepShape(job, nspace, plan);
     for (std::uint32_t r = 0; r < np; ++r) {
         if (np > kPlacedRanksOfOtherSteps && r + 1 < np)
             continue; // the last rank's always (see addProcInfo)

@@ -4,6 +4,7 @@
 // the job's hub; and the other steps' namespaces are registered here so
 // that their ranks' data is asked of their nodes.
 
+#include "collective_label.hpp"
 #include "pmix_host.hpp"
 #include "protocol/hub/job_ids.hpp"
 #include "protocol/wire/message.hpp"
@@ -113,15 +114,7 @@ std::string acrossLabel(const char *what, const pmix_proc_t procs[], size_t npro
     for (const auto &[nspace, rank] : sorted)
         list +=
             nspace + ":" + (rank == hub::kAllRanks ? std::string("*") : std::to_string(rank)) + ",";
-    if (list.size() > 512) {
-        std::uint64_t hash = 1469598103934665603ull; // FNV-1a: the same on every node
-        for (unsigned char c : list)
-            hash = (hash ^ c) * 1099511628211ull;
-        char hex[17];
-        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-        list = std::to_string(sorted.size()) + " processes #" + hex;
-    }
-    return std::string(what) + " " + list;
+    return collectiveLabel(what, list, sorted.size(), "processes");
 }
 
 } // namespace
