@@ -15,7 +15,7 @@
 namespace stepmap::wire {
 
 constexpr std::size_t kMaxSpawnStrings = 4096; // argv, env, info entries each
-constexpr std::size_t kMaxSpawnApps = 256;      // programs of one spawn
+constexpr std::size_t kMaxSpawnApps = 256;     // programs of one spawn
 constexpr std::size_t kMaxSpawnString = 64u << 10;
 constexpr std::size_t kMaxNspace = 255; // PMIX_MAX_NSLEN
 constexpr std::size_t kMaxBarrierProcs = 1u << 20;

@@ -7,12 +7,12 @@
 using namespace stepmap::wire;
 
 TEST(SpawnPayloads, EachRoundTrips) {
-    SpawnRequestMsg spawn{7,
-                          3,
-                          "ns",
-                          {{"./a", {"./a", "x"}, {"A=1"}, "/w", 4, {{"host", "n1"}}},
-                           {"./b", {}, {}, "", 1, {}}},
-                          {{"map-by", "node"}}};
+    SpawnRequestMsg spawn{
+        7,
+        3,
+        "ns",
+        {{"./a", {"./a", "x"}, {"A=1"}, "/w", 4, {{"host", "n1"}}}, {"./b", {}, {}, "", 1, {}}},
+        {{"map-by", "node"}}};
     auto s = decodeSpawnRequest(encode(spawn));
     ASSERT_TRUE(s);
     EXPECT_EQ(encode(*s), encode(spawn));
@@ -40,7 +40,7 @@ TEST(SpawnPayloads, MalformedOnesAreRejected) {
     spawn.apps[0].cmd.clear();
     EXPECT_FALSE(decodeSpawnRequest(encode(spawn))); // no program
     spawn.apps.clear();
-    EXPECT_FALSE(decodeSpawnRequest(encode(spawn))); // no application
+    EXPECT_FALSE(decodeSpawnRequest(encode(spawn)));                               // no application
     EXPECT_FALSE(decodeSpawnReply(encode(SpawnReplyMsg{1, true, "", 0, "", ""}))); // ok, no nspace
     EXPECT_FALSE(decodeSpawnReply(encode(SpawnReplyMsg{1, false, "x", 0, "", ""})));
     EXPECT_FALSE(decodeGuestStep(encode(GuestStepMsg{"", "1.2", "p", false})));
