@@ -87,8 +87,7 @@ void HubCollective::connect() {
 // the spawn is done.
 void HubCollective::ranksStarted() {
     if (jobLink_)
-        jobLink_->guestStep(
-            wire::GuestStepMsg{config_.nspace, config_.stepTag, encodePlan(config_.plan), true});
+        jobLink_->guestStep(wire::GuestStepMsg{config_.nspace, config_.stepTag, {}, true});
 }
 
 void HubCollective::leave() {

@@ -48,7 +48,12 @@ Expected<bool> JobSteps::guestJoined(std::uint32_t node, const wire::GuestStepMs
     if (index == 0 || it == steps_.end() || it->second.gone)
         return UserError{"a guest server of no spawned step"};
     Step &s = it->second;
-    if (s.nodeOfRank.empty()) {
+    // The word that its ranks started names the step alone: its plan came
+    // with the server's first word.
+    if (msg.started && msg.plan.empty()) {
+        if (s.nodeOfRank.empty() || msg.nspace != s.nspace || msg.stepTag != s.tag)
+            return UserError{"a guest server's ranks started before it named its step"};
+    } else if (s.nodeOfRank.empty()) {
         PlanLimits limits;
         limits.maxRanks = kLocalMask;
         limits.maxNodes = std::min<std::uint32_t>(limits.maxNodes, kLocalMask);

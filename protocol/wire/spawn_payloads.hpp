@@ -60,8 +60,9 @@ struct GuestStepMsg {
     std::string nspace;
     std::string stepTag; // "<job>.<step>"
     std::string plan;    // encodePlan
-    // Sent again with this set once every rank of the server's node has
-    // called PMIx_Init: the spawn is done when all its nodes' have.
+    // Sent again with this set (and no plan) once every rank of the
+    // server's node has called PMIx_Init: the spawn is done when all its
+    // nodes' have.
     bool started = false;
 };
 

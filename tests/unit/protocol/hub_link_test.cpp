@@ -894,7 +894,7 @@ TEST_F(HubLinkTest, ASpawnedStepsServerJoinsWithItsOwnKeyAndMeetsItsSpawner) {
     auto &child = *links_.back();
     child.guestStep({"child.ns", "7.1", planText, false});
     child.connect();
-    child.guestStep({"child.ns", "7.1", planText, true});
+    child.guestStep({"child.ns", "7.1", {}, true});
     ASSERT_TRUE(runUntil([&] { return answered; }));
     ASSERT_TRUE(reply);
     EXPECT_TRUE(reply->ok) << reply->message;

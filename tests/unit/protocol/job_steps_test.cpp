@@ -22,8 +22,10 @@ std::string spawnedPlan() {
     return encodePlan(plan);
 }
 
+// A guest's first word names its step and plan; the second, that its
+// ranks started, names the step alone.
 wire::GuestStepMsg guest(bool started) {
-    return {"child.ns", "7.1", spawnedPlan(), started};
+    return {"child.ns", "7.1", started ? std::string() : spawnedPlan(), started};
 }
 
 } // namespace
