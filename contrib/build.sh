@@ -9,6 +9,9 @@
 #       (ninja targets in the build directory) and what they need; unset or
 #       empty: everything, tests included;
 #   STEPMAP_BUILD_WHAT="the plugin ..." names them in the progress line.
+#   STEPMAP_PMIX_PREFIX=DIR: the server hosts the PMIx installed in DIR
+#       (-Dpmix_prefix; a PMIx 5 serves groups); set but empty: the
+#       system's; unset: as the build directory was configured.
 #
 # The local cluster's test user loads the plugin and runs the test programs
 # from the build tree, so the build tree must be reachable by other users;
@@ -37,9 +40,13 @@ header_sets=
 for d in "$repo/.." "$repo/../.." /work; do
 	[ -d "$d/shared/slurm/headers" ] && { header_sets=$(cd "$d/shared/slurm/headers" && pwd); break; }
 done
+pmix_option=()
+[ -z "${STEPMAP_PMIX_PREFIX+set}" ] || pmix_option=(-Dpmix_prefix="$STEPMAP_PMIX_PREFIX")
 if [ ! -f "$build/build.ninja" ]; then
 	echo "build.sh: configuring $build (meson setup)..." >&2
-	meson setup "$build" "$repo" ${header_sets:+-Dslurm_header_sets="$header_sets"} "$@" >&2
+	meson setup "$build" "$repo" ${header_sets:+-Dslurm_header_sets="$header_sets"} "${pmix_option[@]}" "$@" >&2
+elif [ ${#pmix_option[@]} -gt 0 ]; then
+	meson configure "$build" "${pmix_option[@]}" >&2
 fi
 read -ra targets <<<"${STEPMAP_BUILD_TARGETS:-}"
 what="everything, tests included"

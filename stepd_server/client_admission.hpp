@@ -18,11 +18,15 @@
 // from stepmap-stepd). Once armed, a connection passes only when the kernel
 // says its peer socket belongs to this server's own user (os/peer_owner.hpp,
 // SO_PEERCRED for a Unix socket); everything else is closed before PMIx
-// reads a byte, and PMIx's listener thread is told ECONNABORTED (the one
-// error it takes as "try the next one"). A connection that passes gets send
+// reads a byte, and PMIx's listener is told EAGAIN (the one error both
+// PMIx 4.2's thread and PMIx 5's event handler take as "nothing now, go
+// on"; PMIx 5 closes its listening socket on ECONNABORTED, checked in its
+// ptl_base_listener.c). A connection that passes gets send
 // and receive deadlines, so that even the job's own processes cannot hold
 // PMIx's thread for longer than that in its blocking handshake (PMIx turns
-// the socket non-blocking after it, where the deadlines do not apply).
+// the socket non-blocking after it, where the deadlines do not apply);
+// PMIx 5 retries a receive that timed out, so a watchdog shuts down a
+// connection still in its handshake at the deadline as well.
 
 #include <sys/types.h>
 
@@ -38,6 +42,7 @@ void admitOnly(uid_t uid, std::chrono::milliseconds handshakeDeadline);
 struct AdmissionCounts {
     std::uint64_t admitted = 0;
     std::uint64_t refused = 0;
+    std::uint64_t timedOut = 0; // admitted, shut down at the handshake deadline
 };
 AdmissionCounts admissionCounts();
 

@@ -21,6 +21,7 @@
 #include "step_topology.hpp"
 
 #include <fcntl.h>
+#include <pmix.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -404,6 +405,14 @@ int serve(int argc, char **argv) {
 // a resource failure (no memory for hwloc, the kernel out of random bytes,
 // HMAC failing) that nothing inside could have caught sooner.
 int main(int argc, char **argv) {
+    // What a site checks of an install: which PMIx the server hosts and
+    // whether it serves groups (pmix_group.cpp).
+    if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+        std::printf("stepmap-stepd %s, PMIx %s; PMIx groups (MPI-4 sessions): %s\n",
+                    STEPMAP_VERSION, PMIx_Get_version(),
+                    stepmap::server::kServesGroups ? "served" : "not served (needs PMIx 5)");
+        return 0;
+    }
     try {
         return serve(argc, argv);
     } catch (const std::exception &e) {

@@ -1,6 +1,7 @@
 #include "pmix_host.hpp"
 
 #include "protocol/hub/job_ids.hpp"
+#include "protocol/wire/payloads.hpp"
 
 #include "client_admission.hpp"
 #include "hosts/hostlist.hpp"
@@ -159,6 +160,10 @@ Expected<void> PmixHost::start() {
         m.connect = connectUpcall;
         m.disconnect = disconnectUpcall;
         m.spawn = spawnUpcall;
+        m.log = logUpcall;
+#if PMIX_NUMERIC_VERSION >= 0x00050000
+        m.group = groupUpcall;
+#endif
         return m;
     }();
     const std::string &node = config_.plan.nodes[config_.nodeIndex].name;
@@ -627,6 +632,82 @@ pmix_status_t PmixHost::clientConnectedUpcall(const pmix_proc_t *proc, void *,
 
 // PMIx progress thread. The client stays blocked until cbfunc runs; we
 // release it once the hub has been told, so the step ends with its status.
+// PMIx progress thread. PMIx_Log: Open MPI 5 sends its help messages this
+// way (MPI_Abort's, an unsupported call's, a warning) for the runtime to
+// print; without this upcall the library answers success and drops them.
+// Text for stderr goes to srun's terminal as a notice, as mpirun prints
+// it: reliably, before the abort that often follows (the library calls
+// upcalls in its clients' order, and both go to srun on one link). Help
+// that asks for aggregation (PMIX_LOG_AGG) goes once per file and topic
+// from this node. Anything else, and help beyond kForwardedLogs, is
+// answered "not supported", on which Open MPI prints it on the process's
+// own stderr (which Slurm forwards to srun).
+void PmixHost::logUpcall(const pmix_proc_t *client, const pmix_info_t data[], size_t ndata,
+                         const pmix_info_t directives[], size_t ndirs, pmix_op_cbfunc_t cbfunc,
+                         void *cbdata) {
+    if (!cbfunc)
+        return;
+    PmixHost *self = current();
+    std::vector<std::string> texts;
+    bool onlyStderr = ndata > 0 && data;
+    for (size_t i = 0; i < ndata && onlyStderr; ++i) {
+        if (!PMIX_CHECK_KEY(&data[i], PMIX_LOG_STDERR) || data[i].value.type != PMIX_STRING ||
+            !data[i].value.data.string) {
+            onlyStderr = false;
+            break;
+        }
+        const size_t length = strnlen(data[i].value.data.string, wire::kMaxNoticeText);
+        if (length >= wire::kMaxNoticeText) {
+            onlyStderr = false; // too long for a notice: the client prints it whole
+            break;
+        }
+        std::string text(data[i].value.data.string, length);
+        while (!text.empty() && text.back() == '\n')
+            text.pop_back();
+        texts.push_back(std::move(text));
+    }
+    bool aggregate = false;
+    std::string topic;
+    for (size_t i = 0; i < ndirs && directives; ++i) {
+        if (PMIX_CHECK_KEY(&directives[i], PMIX_LOG_AGG))
+            aggregate = PMIX_INFO_TRUE(&directives[i]);
+        else if ((PMIX_CHECK_KEY(&directives[i], PMIX_LOG_KEY) ||
+                  PMIX_CHECK_KEY(&directives[i], PMIX_LOG_VAL)) &&
+                 directives[i].value.type == PMIX_STRING && directives[i].value.data.string)
+            topic += std::string(directives[i].value.data.string,
+                                 strnlen(directives[i].value.data.string, 256)) +
+                     "/";
+    }
+    const bool ours = self && client && !self->otherStep(*client) &&
+                      client->rank < self->config_.plan.ranks.size() &&
+                      self->config_.plan.ranks[client->rank].node == self->config_.nodeIndex;
+    if (!ours || !onlyStderr) {
+        if (self)
+            self->inbox_.post([cbfunc, cbdata] { cbfunc(PMIX_ERR_NOT_SUPPORTED, cbdata); });
+        else
+            cbfunc(PMIX_ERR_NOT_SUPPORTED, cbdata);
+        return;
+    }
+    const std::uint32_t rank = client->rank;
+    self->inbox_.post([self, rank, texts = std::move(texts), aggregate, topic = std::move(topic),
+                       cbfunc, cbdata] {
+        if (aggregate && !topic.empty() && self->helpTopics_.count(topic)) {
+            cbfunc(PMIX_SUCCESS, cbdata); // said already from this node
+            return;
+        }
+        if (!self->collective_ || self->forwardedLogs_ + texts.size() > kForwardedLogs) {
+            cbfunc(PMIX_ERR_NOT_SUPPORTED, cbdata);
+            return;
+        }
+        if (aggregate && !topic.empty())
+            self->helpTopics_.insert(topic);
+        for (const std::string &text : texts)
+            self->collective_->notice(rank, text);
+        self->forwardedLogs_ += texts.size();
+        cbfunc(PMIX_SUCCESS, cbdata);
+    });
+}
+
 pmix_status_t PmixHost::abortUpcall(const pmix_proc_t *proc, void *, int status, const char msg[],
                                     pmix_proc_t[], size_t, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     try {

@@ -27,6 +27,9 @@ namespace stepmap::server {
 
 struct StepConfig;
 
+// Whether this build answers PMIx group operations (pmix_group.cpp).
+constexpr bool kServesGroups = PMIX_NUMERIC_VERSION >= 0x00050000;
+
 // Completion of a host operation: status and (for fences and direct modex)
 // the bytes to hand back to the PMIx library.
 using DataReply = std::function<void(pmix_status_t, std::string)>;
@@ -122,6 +125,14 @@ private:
     static pmix_status_t disconnectUpcall(const pmix_proc_t procs[], size_t nprocs,
                                           const pmix_info_t info[], size_t ninfo,
                                           pmix_op_cbfunc_t cbfunc, void *cbdata);
+#if PMIX_NUMERIC_VERSION >= 0x00050000
+    // PMIx_Group_construct/_destruct (pmix_group.cpp): a job-wide barrier
+    // of the members' nodes, with a context id from the job's hub.
+    static pmix_status_t groupUpcall(pmix_group_operation_t op, char grp[],
+                                     const pmix_proc_t procs[], size_t nprocs,
+                                     const pmix_info_t directives[], size_t ndirs,
+                                     pmix_info_cbfunc_t cbfunc, void *cbdata);
+#endif
     // The host the upcalls serve (PMIx gives them no user pointer).
     static PmixHost *current();
     // A request of a rank of this node (proc), for the hub; the answer
@@ -135,6 +146,11 @@ private:
 
     static pmix_status_t clientConnectedUpcall(const pmix_proc_t *proc, void *serverObject,
                                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+    // PMIx_Log: stderr text to srun's terminal, the rest "not supported"
+    // (the client prints it).
+    static void logUpcall(const pmix_proc_t *client, const pmix_info_t data[], size_t ndata,
+                          const pmix_info_t directives[], size_t ndirs, pmix_op_cbfunc_t cbfunc,
+                          void *cbdata);
     static pmix_status_t abortUpcall(const pmix_proc_t *proc, void *serverObject, int status,
                                      const char msg[], pmix_proc_t procs[], size_t nprocs,
                                      pmix_op_cbfunc_t cbfunc, void *cbdata);
@@ -177,6 +193,11 @@ private:
     // (hub/job_ids.hpp). Loop thread.
     std::map<std::string, std::uint32_t> otherSteps_;
     std::set<std::uint32_t> connected_; // local ranks past PMIx_Init; loop thread
+    // PMIx_Log texts sent to srun, and the help topics among them; beyond
+    // the bound the clients print their own (srun takes 16 notices a node).
+    static constexpr std::size_t kForwardedLogs = 12;
+    std::size_t forwardedLogs_ = 0;    // loop thread
+    std::set<std::string> helpTopics_; // loop thread
 };
 
 } // namespace stepmap::server

@@ -21,10 +21,6 @@ namespace stepmap::server {
 
 namespace {
 
-std::string nspaceText(const pmix_proc_t &proc) {
-    return std::string(proc.nspace, strnlen(proc.nspace, PMIX_MAX_NSLEN));
-}
-
 // The spawn keys stepmap reads, by the names srun's options use.
 struct SpawnKey {
     const char *pmix;
@@ -99,22 +95,6 @@ std::string beyondTheWire(const wire::SpawnRequestMsg &request) {
         return "the spawn's programs, arguments and environments are over " +
                std::to_string(wire::kMaxFrameSize / 4 >> 20) + " MiB";
     return {};
-}
-
-// Who a collective across steps joins, the same text on every node: its
-// kind and its sorted processes, hashed when long.
-std::string acrossLabel(const char *what, const pmix_proc_t procs[], size_t nprocs,
-                        std::vector<std::pair<std::string, std::uint32_t>> &sorted) {
-    for (size_t i = 0; i < nprocs; ++i)
-        sorted.emplace_back(nspaceText(procs[i]),
-                            procs[i].rank == PMIX_RANK_WILDCARD ? hub::kAllRanks : procs[i].rank);
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    std::string list;
-    for (const auto &[nspace, rank] : sorted)
-        list +=
-            nspace + ":" + (rank == hub::kAllRanks ? std::string("*") : std::to_string(rank)) + ",";
-    return collectiveLabel(what, list, sorted.size(), "processes");
 }
 
 } // namespace

@@ -180,6 +180,8 @@ void RendezvousHub::State::onJobBarrier(std::uint32_t node, uvnet::FrameConnecti
     ++load.fences;
     load.bytes += m->data.size();
     it->second.data[node] = std::move(m->data);
+    if (m->assignContextId)
+        jobBarrierWantsContextId.insert(id);
     // A server of the set may have left (its step ended): the barrier
     // cannot complete; those waiting learn it from their own deadline.
     if (it->second.data.size() < it->second.expected.size())
@@ -196,6 +198,8 @@ void RendezvousHub::State::onJobBarrier(std::uint32_t node, uvnet::FrameConnecti
         fenceLoad[n].bytes -= bytes.size();
         done.data += bytes;
     }
+    if (jobBarrierWantsContextId.erase(id) && nextContextId > 0)
+        done.contextId = nextContextId--;
     const auto to = std::move(it->second.expected);
     jobBarriers.erase(it);
     jobBarrierProcs.erase(id);
@@ -220,6 +224,7 @@ void RendezvousHub::State::failJobBarrier(std::map<std::string, Fence>::iterator
     }
     jobBarrierProcs.erase(it->first);
     jobBarrierStarted.erase(it->first);
+    jobBarrierWantsContextId.erase(it->first);
     jobBarriers.erase(it);
 }
 

@@ -108,6 +108,11 @@ struct RendezvousHub::State {
     std::map<std::string, Fence> jobBarriers;
     std::map<std::string, std::vector<std::pair<std::string, std::uint32_t>>> jobBarrierProcs;
     std::map<std::string, std::uint64_t> jobBarrierStarted; // loop time, ms
+    // Job-wide barriers a PMIx group construct asked a context id of, and
+    // the next id to give: counting down from 2^32-1, as PRRTE does, so
+    // that no id is 0 (what a reply without one carries).
+    std::set<std::string> jobBarrierWantsContextId;
+    std::uint64_t nextContextId = 0xffffffffu;
     std::vector<std::pair<std::uint32_t, std::string>> spawnFailures;
     std::vector<std::pair<std::uint32_t, std::string>> stepFailures;
 

@@ -133,6 +133,7 @@ std::string encode(const JobBarrierMsg &m) {
     }
     fields::put(w, m.collect);
     w.blob(m.data);
+    fields::put(w, m.assignContextId);
     return text(w);
 }
 
@@ -151,7 +152,8 @@ std::optional<JobBarrierMsg> decodeJobBarrier(const std::string &s) {
             return std::nullopt;
         m.procs.emplace_back(std::move(nspace), rank);
     }
-    if (!fields::get(r, m.collect) || !fields::get(r, m.data) || !r.atEnd() || m.label.empty())
+    if (!fields::get(r, m.collect) || !fields::get(r, m.data) ||
+        !fields::get(r, m.assignContextId) || !r.atEnd() || m.label.empty())
         return std::nullopt;
     return m;
 }
@@ -168,6 +170,7 @@ std::string encode(const JobBarrierDoneMsg &m) {
         w.u32(step.index);
         w.blob(step.plan);
     }
+    w.u64(m.contextId);
     return text(w);
 }
 
@@ -187,8 +190,10 @@ std::optional<JobBarrierDoneMsg> decodeJobBarrierDone(const std::string &s) {
             return std::nullopt;
         m.steps.push_back(std::move(step));
     }
-    if (!r.atEnd())
+    auto contextId = r.u64();
+    if (!contextId || !r.atEnd())
         return std::nullopt;
+    m.contextId = *contextId;
     return m;
 }
 

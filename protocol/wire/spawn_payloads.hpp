@@ -74,6 +74,9 @@ struct JobBarrierMsg {
     std::vector<std::pair<std::string, std::uint32_t>> procs;
     bool collect = false;
     std::string data;
+    // A PMIx group construct that asks for a context id
+    // (PMIX_GROUP_ASSIGN_CONTEXT_ID): the hub gives one, job-wide unique.
+    bool assignContextId = false;
 };
 
 struct JobStepEntry {
@@ -88,6 +91,7 @@ struct JobBarrierDoneMsg {
     std::string data;                // every node's, when ok
     std::string message;             // why not
     std::vector<JobStepEntry> steps; // every step the processes belong to
+    std::uint64_t contextId = 0;     // when asked for (never 0 then)
 };
 
 std::string encode(const SpawnRequestMsg &);

@@ -325,15 +325,17 @@ def have_ompi5():
     return bool(OMPI5) and os.access(os.path.join(OMPI5, "bin/mpicc"), os.X_OK)
 
 
-def build_with_ompi5(source, prefix):
+def build_with_ompi5(source, prefix, libraries=()):
     """(directory, program): `source` (tests/programs/) compiled by Open MPI
-    5's mpicc into a new directory under /tmp every user can read; the
-    caller removes the directory."""
+    5's mpicc (and linked with `libraries`, e.g. ["-lpmix"] for its PMIx)
+    into a new directory under /tmp every user can read; the caller removes
+    the directory."""
     directory = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
     os.chmod(directory, 0o755)
     program = os.path.join(directory, os.path.splitext(os.path.basename(source))[0])
     subprocess.run([os.path.join(OMPI5, "bin/mpicc"), "-o", program,
-                    os.path.join(SOURCE_ROOT, "tests/programs", source)], check=True)
+                    os.path.join(SOURCE_ROOT, "tests/programs", source)] + list(libraries),
+                   check=True)
     os.chmod(program, 0o755)
     return directory, program
 

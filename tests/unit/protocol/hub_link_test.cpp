@@ -914,3 +914,43 @@ TEST_F(HubLinkTest, ASpawnedStepsServerJoinsWithItsOwnKeyAndMeetsItsSpawner) {
     EXPECT_EQ(fromChild->steps[1].nspace, "child.ns");
     EXPECT_EQ(fromChild->steps[1].plan, planText);
 }
+
+TEST_F(HubLinkTest, GroupConstructsGetOneContextIdPerGroupTheSameOnEveryMember) {
+    links_.clear();
+    hub_.reset();
+    hub::RendezvousHub::Settings s;
+    s.host = "127.0.0.1";
+    s.nspace = "stepmap.test";
+    auto started = hub::RendezvousHub::start({0, 1, 0, 1}, 2, secret_, events_, s);
+    ASSERT_TRUE(started) << started.error().message;
+    hub_ = std::move(started).value();
+    FakeHost h0, h1;
+    auto &a = link(0, h0);
+    auto &b = link(1, h1);
+    a.connect();
+    b.connect();
+    // Two groups over the same processes, told apart by their ids, and a
+    // third that asks for no context id.
+    auto group = [](const std::string &label, bool assign) {
+        wire::JobBarrierMsg m{label, {{"stepmap.test", 0}, {"stepmap.test", 1}}, true, label};
+        m.assignContextId = assign;
+        return m;
+    };
+    std::map<std::string, std::optional<wire::JobBarrierDoneMsg>> atA, atB;
+    for (const char *label : {"group one", "group two", "group plain"}) {
+        const bool assign = std::string(label) != "group plain";
+        a.jobBarrier(group(label, assign), [&, label](auto m) { atA[label] = std::move(m); });
+        b.jobBarrier(group(label, assign), [&, label](auto m) { atB[label] = std::move(m); });
+    }
+    ASSERT_TRUE(runUntil([&] { return atA.size() == 3 && atB.size() == 3; }));
+    for (const char *label : {"group one", "group two", "group plain"}) {
+        ASSERT_TRUE(atA[label] && atB[label]) << label;
+        EXPECT_TRUE(atA[label]->ok) << atA[label]->message;
+        EXPECT_EQ(atA[label]->contextId, atB[label]->contextId) << label;
+        EXPECT_EQ(atA[label]->data, std::string(label) + label) << "both nodes' data";
+    }
+    EXPECT_NE(atA["group one"]->contextId, 0u);
+    EXPECT_NE(atA["group two"]->contextId, 0u);
+    EXPECT_NE(atA["group one"]->contextId, atA["group two"]->contextId);
+    EXPECT_EQ(atA["group plain"]->contextId, 0u);
+}

@@ -26,10 +26,18 @@ TEST(SpawnPayloads, EachRoundTrips) {
     auto b = decodeJobBarrier(encode(barrier));
     ASSERT_TRUE(b);
     EXPECT_EQ(b->procs, barrier.procs);
+    EXPECT_FALSE(b->assignContextId);
+    barrier.assignContextId = true;
+    EXPECT_TRUE(decodeJobBarrier(encode(barrier))->assignContextId);
     JobBarrierDoneMsg done{"l", true, "all", "", {{"a", 0, "p"}, {"b", 1, "q"}}};
+    done.contextId = 0xfffffffeu;
     auto d = decodeJobBarrierDone(encode(done));
     ASSERT_TRUE(d);
     EXPECT_EQ(d->steps.size(), 2u);
+    EXPECT_EQ(d->contextId, 0xfffffffeu);
+    // An answer cut before its context id is no answer.
+    const std::string bytes = encode(done);
+    EXPECT_FALSE(decodeJobBarrierDone(bytes.substr(0, bytes.size() - 1)));
 }
 
 TEST(SpawnPayloads, MalformedOnesAreRejected) {

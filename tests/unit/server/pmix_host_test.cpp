@@ -318,6 +318,25 @@ int serverPort(const std::vector<std::string> &env) {
     throw std::runtime_error("no PMIX_SERVER_URI in a rank's environment");
 }
 
+// What the server logged, less one line a PMIx 5 server library prints
+// (PMIX_ERROR_LOG) for each remote-data request of a PMIx 4.2 client, such
+// as this test's: it reads past the request for a field 4.2 does not send,
+// then serves the request as asked. Not the server's own words.
+std::string withoutCrossVersionNoise(const std::string &text) {
+    std::string kept;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t end = text.find('\n', at);
+        end = end == std::string::npos ? text.size() : end + 1;
+        const std::string line = text.substr(at, end - at);
+        if (line.find("PMIX ERROR: PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER in file "
+                      "bfrop_pmix41.c") == std::string::npos)
+            kept += line;
+        at = end;
+    }
+    return kept;
+}
+
 Intruder openIntruder(int port, std::optional<uid_t> as) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -529,7 +548,7 @@ protected:
                 throw std::runtime_error("a PMIx client did not finish in time");
             shared().nameAnswers[rank] = clients[0].lines();
         }
-        shared().loggedNames = log.text();
+        shared().loggedNames = withoutCrossVersionNoise(log.text());
     }
 
     // The host's counters, read on the loop thread.
@@ -559,7 +578,7 @@ protected:
         std::vector<Client> clients = {spawnClient(shared().environments.at(1), profileQueries())};
         test::CapturedStderr log;
         bool finished = collect(clients, std::chrono::seconds(20));
-        shared().loggedReadingProfile = log.text();
+        shared().loggedReadingProfile = withoutCrossVersionNoise(log.text());
         shared().profileAnswers = clients[0].lines();
         shared().fencesAfter = shared().collective.fences().size();
         shared().modexAfter = shared().collective.modexRanks().size();
@@ -621,7 +640,7 @@ protected:
         if (shared().stranger)
             endIntruder(*shared().stranger);
         endIntruder(shared().idleOwn);
-        shared().logged = log.text();
+        shared().logged = withoutCrossVersionNoise(log.text());
         for (std::size_t i = 0; i < clients.size(); ++i)
             shared().answers[kLocalRanks[i]] = clients[i].lines();
         if (!finished)
@@ -641,7 +660,7 @@ protected:
             spawnClient(shared().environments.at(1), {"remote/5", "fence-with/3"})};
         test::CapturedStderr log;
         bool finished = collect(clients, std::chrono::seconds(20));
-        shared().loggedWhileStopping = log.text();
+        shared().loggedWhileStopping = withoutCrossVersionNoise(log.text());
         shared().answersWhileStopping = clients[0].lines();
         if (!finished)
             throw std::runtime_error("a PMIx client did not finish in time");
