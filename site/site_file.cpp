@@ -245,6 +245,12 @@ SitePolicy readPolicy(std::string_view text, std::string_view fileName) {
         policy.modex = policyWord(defaults, "modex", "a modex mode", [](const std::string &t) {
             return modex::parseModexMode(t, "--modex");
         });
+        policy.withFt = policyWord(defaults, "with_ft", "a fault tolerance mode",
+                                   [](const std::string &t) -> Expected<void> {
+                                       if (t == "ulfm" || t == "none")
+                                           return {};
+                                       return UserError{"use ulfm or none"};
+                                   });
 
         const auto allow = section(map, "allow");
         policy.allowOversubscribe = allowed(allow, "oversubscribe");

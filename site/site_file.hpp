@@ -30,6 +30,7 @@ inline constexpr const char *kSitePolicyKeys[] = {
     "defaults.rank_by",
     "defaults.bind_to",
     "defaults.modex",
+    "defaults.with_ft",
     "allow.oversubscribe",
     "allow.overbook",
     "limits.ranks_per_node",

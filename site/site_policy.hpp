@@ -31,7 +31,8 @@ struct SitePolicy {
     std::optional<std::string> mapBy;
     std::optional<std::string> rankBy;
     std::optional<std::string> bindTo;
-    std::optional<std::string> modex; // fence | async | profile
+    std::optional<std::string> modex;  // fence | async | profile
+    std::optional<std::string> withFt; // ulfm | none (--with-ft)
 
     // allow: what users may ask for. With oversubscribe false a plan with
     // more ranks than a node's CPUs (:OVERSUBSCRIBE, -O, overload-allowed)

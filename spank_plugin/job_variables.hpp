@@ -38,12 +38,15 @@ inline bool isSpawnVariable(const char *name) {
     return name == kJobHubVariable || name == kJobSecretVariable || name == kJobStepVariable ||
            name == kSpawnParentVariable;
 }
+// --with-ft's mode ("ulfm"), when recovery from a failed rank is on.
+inline constexpr const char *kFaultToleranceVariable = "SLURM_STEPMAP_FT";
 inline constexpr const char *kJobVariables[] = {
-    kPlanVariable,         kHubVariable,          kSecretVariable,       kModexVariable,
-    kProfileVariables[0],  kProfileVariables[1],  kProfileVariables[2],  kProfileVariables[3],
-    kProfileVariables[4],  kProfileVariables[5],  kProfileVariables[6],  kProfileVariables[7],
-    kProfileVariables[8],  kProfileVariables[9],  kProfileVariables[10], kProfileVariables[11],
-    kProfileVariables[12], kProfileVariables[13], kProfileVariables[14], kProfileVariables[15],
-    kJobHubVariable,       kJobSecretVariable,    kJobStepVariable,      kSpawnParentVariable};
+    kPlanVariable,          kHubVariable,          kSecretVariable,       kModexVariable,
+    kProfileVariables[0],   kProfileVariables[1],  kProfileVariables[2],  kProfileVariables[3],
+    kProfileVariables[4],   kProfileVariables[5],  kProfileVariables[6],  kProfileVariables[7],
+    kProfileVariables[8],   kProfileVariables[9],  kProfileVariables[10], kProfileVariables[11],
+    kProfileVariables[12],  kProfileVariables[13], kProfileVariables[14], kProfileVariables[15],
+    kJobHubVariable,        kJobSecretVariable,    kJobStepVariable,      kSpawnParentVariable,
+    kFaultToleranceVariable};
 
 } // namespace stepmap::plugin

@@ -32,6 +32,7 @@ inline constexpr OptionSpec kOptionSpecs[] = {
     {"tpp", "N", "give each rank N CPUs of one node (PSI_TPP)"},
     {"display-map", "[svg:FILE]", "print the job map; =svg:FILE draws it in FILE", true},
     {"modex", "mode", "MPI_Init's data exchange: fence, async, profile"},
+    {"with-ft", "mode", "ulfm: ranks survive a failed rank (mpirun's)"},
 };
 
 inline constexpr int kOptionCount = static_cast<int>(sizeof kOptionSpecs / sizeof kOptionSpecs[0]);

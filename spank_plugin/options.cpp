@@ -72,6 +72,7 @@ StepmapOptions mergeOptions(const std::map<std::string, std::string> &commandLin
     o.tpp = pick("tpp");
     o.displayMap = pick("display-map");
     o.modex = pick("modex");
+    o.withFt = pick("with-ft");
     return o;
 }
 
@@ -108,6 +109,11 @@ Expected<void> checkOptionValue(const std::string &name, const std::string &valu
         auto request = parseDisplayMap(value);
         if (!request)
             return request.error();
+    } else if (name == "with-ft") {
+        if (value != "ulfm" && value != "none")
+            return UserError{"--with-ft=" + value +
+                             " is not a fault tolerance mode; use ulfm (a failed rank does not "
+                             "end the step: Open MPI 5's ULFM, as mpirun --with-ft ulfm) or none"};
     } else if (name == "hostfile") {
         if (value.empty())
             return UserError{"--hostfile needs a file name"};

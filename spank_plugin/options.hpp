@@ -33,10 +33,11 @@ struct StepmapOptions {
     std::optional<std::string> tpp;
     std::optional<std::string> displayMap; // as written; display_map.hpp reads it
     std::optional<std::string> modex;
+    std::optional<std::string> withFt; // "ulfm" or "none"
 
     bool any() const {
         return host || hostfile || mapBy || rankBy || bindTo || overbook || loopNodesFirst ||
-               nodesSort || tpp || displayMap || modex;
+               nodesSort || tpp || displayMap || modex || withFt;
     }
 };
 

@@ -61,6 +61,7 @@ private:
     hub::LinkStatuses statuses() const override;
     std::string statusText(int status) const override;
     void log(const std::string &line) override;
+    void rankFailed(std::uint32_t rank, int status) override { host_.rankFailed(rank, status); }
     timeline::ExchangeCounters exchangeCounters() const override;
 
     // A spawned step's link to the job's hub (its first step's), where the

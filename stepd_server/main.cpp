@@ -241,8 +241,10 @@ void Server::readNotices() {
     for (const auto &e : exits)
         if (e.rank < config.plan.ranks.size() &&
             config.plan.ranks[e.rank].node == config.nodeIndex && e.status > 0 && e.status < 256 &&
-            link)
+            link) {
             link->rankExited(e.rank, e.status);
+            host->rankFailed(e.rank, e.status);
+        }
     if (!more)
         notices.reset();
 }

@@ -310,23 +310,23 @@ pmix_status_t PmixHost::joinProcesses(const char *what, const pmix_proc_t procs[
                             });
             return PMIX_SUCCESS;
         }
-    auto nodes = participants(procs, nprocs);
     std::string label = processLabel(what, procs, nprocs);
-    inbox_.post(
-        [this, label = std::move(label), nodes = std::move(nodes), cbfunc, cbdata]() mutable {
-            if (!collective_) {
-                if (cbfunc)
-                    cbfunc(PMIX_ERR_UNREACH, cbdata);
-                return;
-            }
-            // Every participating node's server is asked once, as for a fence;
-            // the processes are connected when all have been.
-            collective_->barrier(label, std::move(nodes),
-                                 [cbfunc, cbdata](pmix_status_t status, std::string) {
-                                     if (cbfunc)
-                                         cbfunc(status, cbdata);
-                                 });
-        });
+    inbox_.post([this, label = std::move(label), ranks = rankList(procs, nprocs), cbfunc,
+                 cbdata]() mutable {
+        auto nodes = participants(ranks);
+        if (!collective_) {
+            if (cbfunc)
+                cbfunc(PMIX_ERR_UNREACH, cbdata);
+            return;
+        }
+        // Every participating node's server is asked once, as for a fence;
+        // the processes are connected when all have been.
+        collective_->barrier(label, std::move(nodes),
+                             [cbfunc, cbdata](pmix_status_t status, std::string) {
+                                 if (cbfunc)
+                                     cbfunc(status, cbdata);
+                             });
+    });
     return PMIX_SUCCESS;
 }
 

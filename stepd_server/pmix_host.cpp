@@ -462,19 +462,37 @@ PmixHost *PmixHost::current() {
     return theHost;
 }
 
-std::vector<std::uint32_t> PmixHost::participants(const pmix_proc_t procs[], size_t nprocs) const {
-    std::vector<std::uint32_t> nodes;
-    const auto &plan = config_.plan;
+std::vector<pmix_rank_t> rankList(const pmix_proc_t procs[], size_t nprocs) {
+    std::vector<pmix_rank_t> ranks;
     for (size_t i = 0; i < nprocs; ++i) {
-        if (procs[i].rank == PMIX_RANK_WILDCARD) {
-            nodes.clear();
-            for (std::uint32_t n = 0; n < plan.nodes.size(); ++n)
-                nodes.push_back(n);
-            return nodes;
-        }
-        if (procs[i].rank < plan.ranks.size())
-            nodes.push_back(plan.ranks[procs[i].rank].node);
+        if (procs[i].rank == PMIX_RANK_WILDCARD)
+            return {PMIX_RANK_WILDCARD};
+        ranks.push_back(procs[i].rank);
     }
+    return ranks;
+}
+
+std::vector<std::uint32_t> PmixHost::participants(const std::vector<pmix_rank_t> &ranks) const {
+    const auto &plan = config_.plan;
+    std::vector<std::uint32_t> nodes;
+    const bool all = ranks.size() == 1 && ranks[0] == PMIX_RANK_WILDCARD;
+    // A node takes part while one of its ranks in the set is alive; a
+    // failed rank is known only with --with-ft=ulfm (else the step ends).
+    if (all && failed_.empty()) {
+        for (std::uint32_t n = 0; n < plan.nodes.size(); ++n)
+            nodes.push_back(n);
+        return nodes;
+    }
+    auto consider = [&](std::uint32_t rank) {
+        if (rank < plan.ranks.size() && !failed_.count(rank))
+            nodes.push_back(plan.ranks[rank].node);
+    };
+    if (all)
+        for (std::uint32_t r = 0; r < plan.ranks.size(); ++r)
+            consider(r);
+    else
+        for (pmix_rank_t r : ranks)
+            consider(r);
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     return nodes;
@@ -503,9 +521,9 @@ pmix_status_t PmixHost::fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
                                       });
                 return PMIX_SUCCESS;
             }
-        auto nodes = self->participants(procs, nprocs);
-        self->inbox_.post([self, nodes = std::move(nodes), collect, bytes = std::move(bytes),
+        self->inbox_.post([self, ranks = rankList(procs, nprocs), collect, bytes = std::move(bytes),
                            cbfunc, cbdata]() mutable {
+            auto nodes = self->participants(ranks);
             ++(collect ? self->counters_.dataFences : self->counters_.barriers);
             logDebug(std::string(collect ? "fence with data" : "barrier") + " over " +
                      std::to_string(nodes.size()) + " nodes, " + std::to_string(bytes.size()) +
@@ -632,6 +650,43 @@ pmix_status_t PmixHost::clientConnectedUpcall(const pmix_proc_t *proc, void *,
 
 // PMIx progress thread. The client stays blocked until cbfunc runs; we
 // release it once the hub has been told, so the step ends with its status.
+void PmixHost::rankFailed(std::uint32_t rank, int status) {
+    if (!config_.faultTolerant || rank >= config_.plan.ranks.size() || !failed_.insert(rank).second)
+        return;
+    // As PRRTE reports a failed process of a recoverable job: the dead
+    // process as source and affected process, its exit code, and not for
+    // the default handlers (Open MPI's aborts; ULFM registers for these).
+    const bool signalled = status > 128;
+    const pmix_status_t event =
+        signalled ? PMIX_ERR_PROC_ABORTED_BY_SIG : PMIX_ERR_PROC_TERM_WO_SYNC;
+    pmix_proc_t dead;
+    PMIX_LOAD_PROCID(&dead, config_.nspace.c_str(), rank);
+    pmix_info_t *info = nullptr;
+    PMIX_INFO_CREATE(info, 3);
+    PMIx_Info_load(&info[0], PMIX_EVENT_AFFECTED_PROC, &dead, PMIX_PROC);
+    bool yes = true;
+    PMIx_Info_load(&info[1], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
+    int code = status;
+    PMIx_Info_load(&info[2], PMIX_EXIT_CODE, &code, PMIX_INT);
+    const pmix_status_t rc = PMIx_Notify_event(
+        event, &dead, PMIX_RANGE_LOCAL, info, 3,
+        [](pmix_status_t, void *cbdata) {
+            pmix_info_t *sent = static_cast<pmix_info_t *>(cbdata);
+            PMIX_INFO_FREE(sent, 3);
+        },
+        info);
+    if (rc != PMIX_SUCCESS) {
+        PMIX_INFO_FREE(info, 3);
+        if (rc != PMIX_OPERATION_SUCCEEDED)
+            logError("could not tell this node's ranks that rank " + std::to_string(rank) +
+                     " failed: " + PMIx_Error_string(rc));
+    }
+    logLine("rank " + std::to_string(rank) + " failed (" +
+            (signalled ? "signal " + std::to_string(status - 128)
+                       : "exit status " + std::to_string(status)) +
+            "); the step goes on (--with-ft=ulfm), told this node's ranks");
+}
+
 // PMIx progress thread. PMIx_Log: Open MPI 5 sends its help messages this
 // way (MPI_Abort's, an unsupported call's, a warning) for the runtime to
 // print; without this upcall the library answers success and drops them.

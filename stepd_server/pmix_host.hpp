@@ -65,6 +65,9 @@ public:
     virtual void ranksStarted() {}
 };
 
+// The ranks a PMIx operation names ({PMIX_RANK_WILDCARD}: all of them).
+std::vector<pmix_rank_t> rankList(const pmix_proc_t procs[], size_t nprocs);
+
 class PmixHost {
 public:
     // topology: the step's hardware on this node, shared with the clients.
@@ -94,6 +97,11 @@ public:
     // nothing; asked of this server's store alone. Loop thread.
     void committedValue(std::uint32_t rank, const std::string &key,
                         std::function<void(std::optional<std::string>)> done);
+    // A rank failed (its exit status, 1-255): with --with-ft=ulfm, this
+    // node's ranks are told (the events Open MPI's ULFM listens for) and
+    // later fences leave out the nodes whose ranks all failed; else nothing.
+    // Loop thread.
+    void rankFailed(std::uint32_t rank, int status);
     void stop();
     // The fences and direct-modex requests of this node's clients so far.
     // Loop thread.
@@ -172,7 +180,9 @@ private:
     // A rank's spawn, on the loop thread.
     void spawn(std::uint32_t rank, wire::SpawnRequestMsg request, pmix_spawn_cbfunc_t cbfunc,
                void *cbdata);
-    std::vector<std::uint32_t> participants(const pmix_proc_t procs[], size_t nprocs) const;
+    // The nodes with a live rank of the set ({WILDCARD}: the step). Loop
+    // thread.
+    std::vector<std::uint32_t> participants(const std::vector<pmix_rank_t> &ranks) const;
 
     const StepConfig &config_;
     LoopInbox &inbox_;
@@ -193,6 +203,7 @@ private:
     // (hub/job_ids.hpp). Loop thread.
     std::map<std::string, std::uint32_t> otherSteps_;
     std::set<std::uint32_t> connected_; // local ranks past PMIx_Init; loop thread
+    std::set<std::uint32_t> failed_;    // ranks reported failed (--with-ft); loop thread
     // PMIx_Log texts sent to srun, and the help topics among them; beyond
     // the bound the clients print their own (srun takes 16 notices a node).
     static constexpr std::size_t kForwardedLogs = 12;

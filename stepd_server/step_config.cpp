@@ -48,7 +48,8 @@ Expected<Arguments> readArguments(int argc, char **argv) {
                                   "--log-level",
                                   "--job-hub",
                                   "--job-step",
-                                  "--spawn-parent"};
+                                  "--spawn-parent",
+                                  "--with-ft"};
     Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -120,6 +121,12 @@ Expected<void> readOptionalArguments(Arguments &args, StepConfig &c) {
             args.count("--site-modex-ports") ? args["--site-modex-ports"] : c.modexPorts;
         if (c.modex == modex::ModexMode::Profile && c.modexPorts.empty())
             return UserError{"--modex profile needs --modex-ports BASE-END"};
+    }
+    if (args.count("--with-ft")) {
+        const std::string &ft = args["--with-ft"];
+        if (ft != "ulfm" && ft != "none")
+            return UserError{"bad --with-ft '" + ft + "' (ulfm or none)"};
+        c.faultTolerant = ft == "ulfm";
     }
     c.reservedPorts = args["--resv-ports"];
     c.tcpIfInclude = args["--tcp-if-include"];

@@ -33,6 +33,9 @@ struct StepConfig {
     std::int64_t launchedAtUsec = 0; // when slurmstepd began starting it (wall clock), 0 unknown
     int dmodexTimeoutSec = 60;
     int fenceTimeoutSec = 0; // 0: fences wait as long as the step
+    // --with-ft ulfm: a failed rank does not end the step; the ranks hear
+    // of it (PMIx events) and fences leave out nodes whose ranks all failed.
+    bool faultTolerant = false;
 
     std::string clientAuth = "munge";   // PMIx psec: munge or native
     LogLevel logLevel = LogLevel::Info; // the site's log.level

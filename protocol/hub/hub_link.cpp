@@ -119,6 +119,8 @@ bool HubLink::handle(wire::Frame &f) {
         return onSpawnReply(f);
     case MessageType::JobBarrierDone:
         return onJobBarrierDone(f);
+    case MessageType::RankFailed:
+        return onRankFailed(f);
     case MessageType::FenceQuery:
         return onFenceQuery(f);
     case MessageType::DmodexResponse: {
@@ -438,6 +440,16 @@ void HubLink::finishModex(std::uint64_t id, int status, std::string data,
     pending.timer.reset();
     counted_.bytesReceived += data.size();
     pending.done(status, std::move(data));
+}
+
+bool HubLink::onRankFailed(const wire::Frame &f) {
+    auto m = wire::decodeAbort(f.payload);
+    if (!m || m->status <= 0 || m->status > 255) {
+        conn_->close("malformed failed-rank notice");
+        return false;
+    }
+    host_.rankFailed(m->rank, m->status);
+    return true;
 }
 
 void HubLink::rankExited(std::uint32_t rank, int status) {

@@ -41,6 +41,8 @@ public:
     // What the server counted of the step's exchange (fences, its clients'
     // direct modex); the link adds the bytes and the requests it answered.
     virtual timeline::ExchangeCounters exchangeCounters() const { return {}; }
+    // Another node's rank failed (its exit status: 1-255).
+    virtual void rankFailed(std::uint32_t rank, int status) { (void)rank, (void)status; }
 };
 
 class HubLink {
@@ -155,6 +157,7 @@ private:
     bool onNameReply(const wire::Frame &f);
     bool onSpawnReply(const wire::Frame &f);
     bool onJobBarrierDone(const wire::Frame &f);
+    bool onRankFailed(const wire::Frame &f);
     void failJobOperations();
     void send(wire::MessageType type, std::string payload);
     void failAll(const std::string &why);

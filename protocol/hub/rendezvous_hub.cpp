@@ -505,6 +505,12 @@ void RendezvousHub::State::onRankExit(std::uint32_t node, uvnet::FrameConnection
     }
     if (events.onRankExit)
         events.onRankExit(m->rank, m->status);
+    // The other servers tell their ranks when the step recovers from a
+    // failed rank (--with-ft=ulfm); they ignore it otherwise.
+    const std::string payload = wire::encode(wire::AbortMsg{m->rank, m->status, ""});
+    for (const auto &[other, connection] : servers)
+        if (other != node && stepOf(other) == stepOf(node))
+            sendTo(other, MessageType::RankFailed, payload);
 }
 
 void RendezvousHub::State::onProfileState(std::uint32_t node, uvnet::FrameConnection &c,

@@ -50,6 +50,9 @@ enum class MessageType : std::uint8_t {
     GuestStep = 28,      // a spawned step's server -> the job's hub: its step
     JobBarrier = 29,     // server -> hub: a collective over several steps
     JobBarrierDone = 30, // hub -> server: its result and the steps it joined
+    // hub -> every other server of the step: a rank failed (AbortMsg, as
+    // RankExit); a server serving recovery (--with-ft=ulfm) tells its ranks.
+    RankFailed = 31,
 };
 
 constexpr std::size_t kNonceSize = 16;

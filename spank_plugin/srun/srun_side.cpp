@@ -109,6 +109,12 @@ ServedStep serveStep(const SrunInput &input, const SiteConfig &site, const Serve
     auto hostfile = applyPlan(planned.plan, planned.request, input.options.modex, site);
     if (!hostfile)
         fail(hostfile.error().message);
+    if (auto ft = faultToleranceEnvironment(
+            input.options.withFt ? input.options.withFt : site.policy.withFt, input.cmd);
+        !ft)
+        fail(ft.error().message);
+    else
+        applyToEnvironment(ft.value());
     const std::string ownJob = own.job ? std::to_string(own.job->jobId()) : "";
     if (auto shown = showJobMap(map, planned, input, ownJob); !shown)
         fail(shown.error().message);

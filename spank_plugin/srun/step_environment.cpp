@@ -1,6 +1,7 @@
 #include "srun/step_environment.hpp"
 
 #include "job_variables.hpp"
+#include "options.hpp"
 
 #include <cstring>
 
@@ -106,6 +107,26 @@ Expected<EnvironmentChanges> planEnvironment(const LaunchPlan &plan, const PlanR
                          " bytes encoded); use --map-by slot or nodes with equal CPU counts"};
     changes.push_back({kPlanVariable, std::move(encoded)});
     return changes;
+}
+
+Expected<EnvironmentChanges> faultToleranceEnvironment(const std::optional<std::string> &mode,
+                                                       const SrunCommandLine &cmd) {
+    if (!mode)
+        return EnvironmentChanges{};
+    if (auto valid = checkOptionValue("with-ft", *mode); !valid)
+        return valid.error();
+    if (*mode != "ulfm")
+        return EnvironmentChanges{};
+    if (const SrunOption *kill = cmd.last("kill-on-bad-exit");
+        kill && (!kill->value || *kill->value != "0"))
+        return UserError{"--with-ft=ulfm keeps the step going when a rank fails, " + kill->written +
+                         (kill->value
+                              ? (kill->written.rfind("--", 0) == 0 ? "=" : "") + *kill->value
+                              : std::string()) +
+                         " ends it: give one of them (or -K0)"};
+    return EnvironmentChanges{{"SLURM_KILL_BAD_EXIT", "0"},
+                              {"OMPI_MCA_mpi_ft_enable", "1", false},
+                              {kFaultToleranceVariable, "ulfm"}};
 }
 
 } // namespace stepmap::plugin

@@ -78,4 +78,12 @@ Expected<EnvironmentChanges> planEnvironment(const LaunchPlan &plan, const PlanR
                                              const std::string &hostfilePath,
                                              const std::string &cpusPerTaskVariable);
 
+// --with-ft=ulfm, as mpirun's: no failed rank ends the step (Slurm's
+// -K0, whatever KillOnBadExit says), Open MPI's fault tolerance on
+// (OMPI_MCA_mpi_ft_enable=1, unless set), and the node servers told
+// (SLURM_STEPMAP_FT). Refused with an explicit -K/--kill-on-bad-exit other
+// than 0. "none" or no option: no change.
+Expected<EnvironmentChanges> faultToleranceEnvironment(const std::optional<std::string> &mode,
+                                                       const SrunCommandLine &cmd);
+
 } // namespace stepmap::plugin

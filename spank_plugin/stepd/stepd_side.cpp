@@ -415,6 +415,9 @@ ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
                       "PATH=/usr/bin:/bin"};
     addModexSettings(launch, sp);
     addSpawnSettings(launch, sp);
+    // --with-ft, as srun checked it; the server checks it again.
+    if (auto ft = jobVariable(sp, kFaultToleranceVariable, 16); ft && *ft && !(*ft)->empty())
+        launch.args.insert(launch.args.end(), {"--with-ft", **ft});
     // The site's log.level; the server's default is info.
     if (site_.policy.logLevel != LogLevel::Info) {
         launch.args.push_back("--log-level");

@@ -43,7 +43,8 @@ TEST(Options, NamesAndArgumentsInHelpOrder) {
     EXPECT_EQ(shown, (std::vector<std::string>{"--host=hosts", "--hostfile=file", "--map-by=policy",
                                                "--rank-by=policy", "--bind-to=object", "--overbook",
                                                "--loop-nodes-first", "--nodes-sort=kind", "--tpp=N",
-                                               "--display-map=[svg:FILE]", "--modex=mode"}));
+                                               "--display-map=[svg:FILE]", "--modex=mode",
+                                               "--with-ft=mode"}));
     for (const auto &s : optionSpecs()) {
         // srun --help shows one line per option: Slurm wraps a help longer
         // than 50 characters on an 80-column terminal.
@@ -60,8 +61,8 @@ TEST(Options, ArityTellsWhichOptionsTakeAValue) {
     EXPECT_EQ(arity.size(), optionSpecs().size());
     for (const char *flag : {"overbook", "loop-nodes-first", "display-map"})
         EXPECT_FALSE(arity.at(flag)) << flag;
-    for (const char *valued :
-         {"host", "hostfile", "map-by", "rank-by", "bind-to", "nodes-sort", "tpp", "modex"})
+    for (const char *valued : {"host", "hostfile", "map-by", "rank-by", "bind-to", "nodes-sort",
+                               "tpp", "modex", "with-ft"})
         EXPECT_TRUE(arity.at(valued)) << valued;
 }
 
@@ -144,6 +145,8 @@ TEST(Options, ValidValuesPass) {
              {"modex", "fence"},
              {"modex", "async"},
              {"modex", "profile"},
+             {"with-ft", "ulfm"},
+             {"with-ft", "none"},
              {"display-map", ""},
              {"display-map", "text"},
              {"display-map", "svg:map.svg"},
@@ -164,6 +167,9 @@ TEST(Options, EachCheckedOptionRefusesABadValueWithItsMessage) {
               "--modex=none is not a modex mode; use fence (the MPI library's own data exchange "
               "at MPI_Init), async (each peer's data fetched at first contact) or profile (no "
               "exchange: the data comes from the site's interconnect profile)");
+    EXPECT_EQ(refusal("with-ft", "checkpoint"),
+              "--with-ft=checkpoint is not a fault tolerance mode; use ulfm (a failed rank does "
+              "not end the step: Open MPI 5's ULFM, as mpirun --with-ft ulfm) or none");
     EXPECT_EQ(refusal("host", ""), "--host: empty host list (expected e.g. --host a,b:2 or --host "
                                    "'!^a')");
     EXPECT_EQ(refusal("host", "n1:x"), "--host 'n1:x': 'n1:x' has an invalid slot count 'x' "

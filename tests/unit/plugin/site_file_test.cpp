@@ -95,6 +95,8 @@ const std::vector<Good> &goodValues() {
          [](auto &p) { return p.bindTo == "core:overload-allowed"; }},
         {"defaults.modex", "defaults:\n  modex: async\n",
          [](auto &p) { return p.modex == "async"; }},
+        {"defaults.with_ft", "defaults:\n  with_ft: ulfm\n",
+         [](auto &p) { return p.withFt == "ulfm" && !p.modex; }},
         {"allow.oversubscribe", "allow:\n  oversubscribe: false\n",
          [](auto &p) { return !p.allowOversubscribe && p.allowOverbook; }},
         {"allow.overbook", "allow:\n  overbook: false\n",
@@ -206,6 +208,8 @@ TEST(SiteFile, BadValuesNameFileLineKeyAndFix) {
         {"defaults: {modex: sync}\n",
          at(1, "defaults.modex: 'sync' is not a modex mode: " +
                    modex::parseModexMode("sync", "--modex").error().message)},
+        {"defaults:\n  with_ft: checkpoint\n",
+         at(2, "defaults.with_ft: 'checkpoint' is not a fault tolerance mode: use ulfm or none")},
         {"allow:\n  oversubscribe: yes\n",
          at(2, "allow.oversubscribe: 'yes' is not true or false")},
         {"allow:\n  overbook: 1\n", at(2, "allow.overbook: '1' is not true or false")},
@@ -247,9 +251,11 @@ TEST(SiteFile, BadValuesNameFileLineKeyAndFix) {
 }
 
 TEST(SiteFile, WrongTypesAreRefused) {
-    EXPECT_EQ(refusal("defaults: slot\n"),
-              at(1, "defaults: expected a map of keys (map_by, rank_by, bind_to, modex), each on "
-                    "a line of its own indented below defaults:"));
+    EXPECT_EQ(
+        refusal("defaults: slot\n"),
+        at(1,
+           "defaults: expected a map of keys (map_by, rank_by, bind_to, modex, with_ft), each on "
+           "a line of its own indented below defaults:"));
     EXPECT_EQ(refusal("allow:\n  - oversubscribe\n"),
               at(2, "allow: expected a map of keys (oversubscribe, overbook), each on a line of "
                     "its own indented below allow:"));
@@ -269,8 +275,9 @@ TEST(SiteFile, UnknownKeysListTheKnownOnes) {
     EXPECT_EQ(refusal("colour: blue\n"),
               at(1, "colour: unknown key; known: serve, defaults, allow, limits, profile, "
                     "modex_ports, timeouts, log"));
-    EXPECT_EQ(refusal("defaults:\n  mapby: slot\n"),
-              at(2, "defaults.mapby: unknown key; known: map_by, rank_by, bind_to, modex"));
+    EXPECT_EQ(
+        refusal("defaults:\n  mapby: slot\n"),
+        at(2, "defaults.mapby: unknown key; known: map_by, rank_by, bind_to, modex, with_ft"));
     EXPECT_EQ(refusal("allow: {oversubscribe: true, overbooking: true}\n"),
               at(1, "allow.overbooking: unknown key; known: oversubscribe, overbook"));
     EXPECT_EQ(refusal("limits:\n  ranks: 1\n  nodes: 2\n"),

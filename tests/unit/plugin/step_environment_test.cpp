@@ -124,6 +124,38 @@ TEST(PlanEnvironment, Table) {
     }
 }
 
+TEST(FaultToleranceEnvironment, UlfmKeepsTheStepGoingAndTellsOpenMpiAndTheServers) {
+    auto none = faultToleranceEnvironment(std::nullopt, scan({"true"}));
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->empty());
+    auto off = faultToleranceEnvironment(std::string("none"), scan({"true"}));
+    ASSERT_TRUE(off);
+    EXPECT_TRUE(off->empty());
+    auto bad = faultToleranceEnvironment(std::string("yes"), scan({"true"}));
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message.rfind("--with-ft=yes is not a fault tolerance mode", 0), 0u);
+    for (const auto &args :
+         {std::vector<std::string>{"true"}, std::vector<std::string>{"-K0", "true"},
+          std::vector<std::string>{"--kill-on-bad-exit=0", "true"}}) {
+        auto ulfm = faultToleranceEnvironment(std::string("ulfm"), scan(args));
+        ASSERT_TRUE(ulfm) << ulfm.error().message;
+        const EnvironmentChanges expected = {{"SLURM_KILL_BAD_EXIT", "0"},
+                                             {"OMPI_MCA_mpi_ft_enable", "1", false},
+                                             {kFaultToleranceVariable, "ulfm"}};
+        EXPECT_EQ(*ulfm, expected);
+    }
+    for (const auto &[args, written] :
+         {std::pair{std::vector<std::string>{"-K", "true"}, std::string("-K ends")},
+          std::pair{std::vector<std::string>{"-K1", "true"}, std::string("-K1 ends")},
+          std::pair{std::vector<std::string>{"--kill-on-bad-exit=1", "true"},
+                    std::string("--kill-on-bad-exit=1 ends")}}) {
+        auto refused = faultToleranceEnvironment(std::string("ulfm"), scan(args));
+        ASSERT_FALSE(refused) << written;
+        EXPECT_NE(refused.error().message.find(written), std::string::npos)
+            << refused.error().message;
+    }
+}
+
 TEST(ApplyToEnvironment, SetsKeepsAndUnsetsInOrder) {
     setenv("STEPMAP_TEST_KEPT", "mine", 1);
     setenv("STEPMAP_TEST_GONE", "x", 1);

@@ -52,6 +52,10 @@ struct FakeHost : hub::LinkHost {
     std::string statusText(int status) const override { return "status " + std::to_string(status); }
     void log(const std::string &line) override { lines.push_back(line); }
     timeline::ExchangeCounters exchangeCounters() const override { return counted; }
+    std::vector<std::pair<std::uint32_t, int>> failedRanks; // as the hub told
+    void rankFailed(std::uint32_t rank, int status) override {
+        failedRanks.emplace_back(rank, status);
+    }
     bool logged(const std::string &line) const {
         return std::find(lines.begin(), lines.end(), line) != lines.end();
     }
@@ -278,6 +282,23 @@ TEST_F(HubLinkTest, AbortsAndFailedRanksReachSrun) {
     a.rankExited(0, 3);
     ASSERT_TRUE(runUntil([&] { return hubSaw().size() == 2; }));
     EXPECT_EQ(hubSaw(), (std::vector<std::string>{"abort 2 5 bye", "exit 0 3"}));
+}
+
+TEST_F(HubLinkTest, AFailedRankIsToldToEveryOtherServerOfTheStep) {
+    FakeHost h0, h1;
+    auto &a = link(0, h0);
+    auto &b = link(1, h1);
+    a.connect();
+    b.connect();
+    // Both joined once a fence over both completes.
+    Outcome fa, fb;
+    a.fence({0, 1}, false, "", fa.reply());
+    b.fence({0, 1}, false, "", fb.reply());
+    ASSERT_TRUE(runUntil([&] { return fa.status && fb.status; }));
+    a.rankExited(2, 137);
+    ASSERT_TRUE(runUntil([&] { return !h1.failedRanks.empty(); }));
+    EXPECT_EQ(h1.failedRanks, (std::vector<std::pair<std::uint32_t, int>>{{2, 137}}));
+    EXPECT_TRUE(h0.failedRanks.empty()) << "the failed rank's own server knows already";
 }
 
 TEST_F(HubLinkTest, SrunEndingTheStepStopsTheServer) {

@@ -163,6 +163,21 @@ TEST_F(StepConfigTest, TheProfileComesInPiecesAndADamagedOneIsDropped) {
     unsetenv("STEPMAP_PROFILE_1");
 }
 
+TEST_F(StepConfigTest, RecoveryFromAFailedRankIsOnlyWithUlfm) {
+    auto plain = parse(arguments());
+    ASSERT_TRUE(plain);
+    EXPECT_FALSE(plain->faultTolerant);
+    auto ulfm = parse(arguments({"--with-ft", "ulfm"}));
+    ASSERT_TRUE(ulfm) << ulfm.error().message;
+    EXPECT_TRUE(ulfm->faultTolerant);
+    auto none = parse(arguments({"--with-ft", "none"}));
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_FALSE(none->faultTolerant);
+    auto bad = parse(arguments({"--with-ft", "yes"}));
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message, "bad --with-ft 'yes' (ulfm or none)");
+}
+
 // When slurmstepd began starting the server (srun -v's breakdown).
 TEST_F(StepConfigTest, ReadsWhenSlurmstepdLaunchedTheServer) {
     auto unknown = parse(arguments());
