@@ -311,7 +311,7 @@ pmix_status_t PmixHost::joinProcesses(const char *what, const pmix_proc_t procs[
             return PMIX_SUCCESS;
         }
     std::string label = processLabel(what, procs, nprocs);
-    inbox_.post([this, label = std::move(label), ranks = rankList(procs, nprocs), cbfunc,
+    inbox_.post([this, label = std::move(label), ranks = ranksNamed(procs, nprocs), cbfunc,
                  cbdata]() mutable {
         auto nodes = participants(ranks);
         if (!collective_) {

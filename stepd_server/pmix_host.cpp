@@ -386,6 +386,12 @@ Expected<void> PmixHost::registerNamespace() {
     const auto local = config_.plan.ranksOn(config_.nodeIndex);
     InfoList job;
     addJobInfo(job, config_, local);
+    // More ranks here than the step's CPUs: Open MPI then yields when idle
+    // instead of spinning (as under mpirun, which sets it for such a node).
+    // Open MPI takes the key's presence to mean so: none otherwise.
+    const int cpusHere = hwloc_bitmap_weight(stepCpuset_);
+    if (cpusHere > 0 && local.size() > static_cast<std::size_t>(cpusHere))
+        job.addBool(PMIX_NODE_OVERSUBSCRIBED, true);
     addServedNodes(job, config_.plan, profile_);
     addProcInfo(job, config_, local, topology_, stepCpuset_, profile_.rankData);
 
@@ -462,7 +468,7 @@ PmixHost *PmixHost::current() {
     return theHost;
 }
 
-std::vector<pmix_rank_t> rankList(const pmix_proc_t procs[], size_t nprocs) {
+std::vector<pmix_rank_t> ranksNamed(const pmix_proc_t procs[], size_t nprocs) {
     std::vector<pmix_rank_t> ranks;
     for (size_t i = 0; i < nprocs; ++i) {
         if (procs[i].rank == PMIX_RANK_WILDCARD)
@@ -521,8 +527,8 @@ pmix_status_t PmixHost::fenceUpcall(const pmix_proc_t procs[], size_t nprocs,
                                       });
                 return PMIX_SUCCESS;
             }
-        self->inbox_.post([self, ranks = rankList(procs, nprocs), collect, bytes = std::move(bytes),
-                           cbfunc, cbdata]() mutable {
+        self->inbox_.post([self, ranks = ranksNamed(procs, nprocs), collect,
+                           bytes = std::move(bytes), cbfunc, cbdata]() mutable {
             auto nodes = self->participants(ranks);
             ++(collect ? self->counters_.dataFences : self->counters_.barriers);
             logDebug(std::string(collect ? "fence with data" : "barrier") + " over " +

@@ -66,7 +66,7 @@ public:
 };
 
 // The ranks a PMIx operation names ({PMIX_RANK_WILDCARD}: all of them).
-std::vector<pmix_rank_t> rankList(const pmix_proc_t procs[], size_t nprocs);
+std::vector<pmix_rank_t> ranksNamed(const pmix_proc_t procs[], size_t nprocs);
 
 class PmixHost {
 public:

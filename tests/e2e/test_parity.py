@@ -51,6 +51,22 @@ class ParityTest(cluster.StepTestCase):
                      ["-N", "2", "-n", "3", "--map-by", "slot"])
 
 
+class OversubscribedNodeTest(cluster.StepTestCase):
+    """A node with more ranks than CPUs says so (PMIX_NODE_OVERSUBSCRIBED),
+    as mpirun's PRRTE does, so that Open MPI yields when idle."""
+
+    def node_says(self, *layout):
+        r = srun(*layout, PMIX_JOB_KEYS, "pmix.ndosub")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        return job_keys(r.stdout)["pmix.ndosub"]
+
+    def test_only_an_oversubscribed_node_says_so(self):
+        # Two CPUs a node: three ranks on rank 0's node, then two.
+        self.assertEqual(self.node_says("-N", "1", "-n", "3", "--map-by", "slot:OVERSUBSCRIBE"),
+                         "true")
+        self.assertEqual(self.node_says("-N", "1", "-n", "2", "--map-by", "slot"), "!NOT-FOUND")
+
+
 if __name__ == "__main__":
     cluster.require_root()
     unittest.main(verbosity=2)

@@ -1,7 +1,7 @@
 /* Prints job-level PMIx data as a client reads it, for comparing stepmap's
  * server with Slurm's mpi/pmix (tests/e2e/test_parity.py):
  *   pmix_job_keys KEY...
- * Rank 0 prints "KEY=VALUE" for a string (or a number) or
+ * Rank 0 prints "KEY=VALUE" for a string (or a number or a flag) or
  * "KEY!STATUS" when the server has none; every rank then finalizes. */
 #include <pmix.h>
 #include <stdio.h>
@@ -20,6 +20,8 @@ int main(int argc, char **argv) {
             printf("%s=%s\n", argv[i], val->data.string);
         else if (val->type == PMIX_UINT32)
             printf("%s=%u\n", argv[i], val->data.uint32);
+        else if (val->type == PMIX_BOOL)
+            printf("%s=%s\n", argv[i], val->data.flag ? "true" : "false");
         else
             printf("%s=(type %d)\n", argv[i], val->type);
         if (val)
