@@ -140,6 +140,16 @@ class PmixGroupTest(cluster.StepTestCase):
         # The waiting members fail after 3 s, not when the idle one ends.
         self.assertLess(time.time() - started, 28)
 
+    def test_a_member_that_dies_during_a_construct_fails_it_at_once_under_ulfm(self):
+        # With --with-ft=ulfm the step outlives the dead member: the others'
+        # construct must fail when its node's processes are gone, not wait
+        # for the fence timeout (300 s).
+        started = time.time()
+        r = self.run_group(3, "dies", more=["--with-ft=ulfm"])
+        self.assertEqual(len(re.findall(r"^rank [01]: PMIx_Group_construct failed", r.stdout,
+                                        re.M)), 2, r.stdout + r.stderr)
+        self.assertLess(time.time() - started, 60)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -9,6 +9,8 @@
  *                                  prints the failure.
  *   pmix_group abandoned           every rank but the last constructs a
  *                                  group of all; the last sleeps 30 s.
+ *   pmix_group dies                the same, but the last rank dies (exit 3,
+ *                                  without PMIx_Finalize).
  * A failed call prints "rank R: <call> failed: <status>" and the program
  * exits 1 (after PMIx_Finalize). */
 #include <pmix.h>
@@ -58,10 +60,12 @@ int main(int argc, char **argv) {
         PMIX_LOAD_PROCID(&procs[1], me.nspace, size);
         n = 2;
         member = 1;
-    } else if (strcmp(mode, "abandoned") == 0) {
+    } else if (strcmp(mode, "abandoned") == 0 || strcmp(mode, "dies") == 0) {
         for (uint32_t r = 0; r < size && n < 256; ++r)
             PMIX_LOAD_PROCID(&procs[n++], me.nspace, r);
         member = me.rank != size - 1;
+        if (!member && strcmp(mode, "dies") == 0)
+            _exit(3);
         if (!member) {
             sleep(30);
             PMIx_Finalize(NULL, 0);
