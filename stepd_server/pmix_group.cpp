@@ -148,39 +148,19 @@ pmix_status_t PmixHost::groupUpcall(pmix_group_operation_t op, char grp[],
         barrier.collect = true;
         barrier.data = std::move(d.data);
         barrier.assignContextId = d.assignContextId;
-        self->inbox_.post(
-            [self, id, members, barrier = std::move(barrier), cbfunc, cbdata]() mutable {
-                if (!self->collective_) {
-                    answer(cbfunc, cbdata, PMIX_ERR_UNREACH, nullptr, 0, 0, {});
-                    return;
+        const bool wantsId = d.assignContextId;
+        self->barrierAcrossSteps(
+            std::move(barrier), [id, members, wantsId, cbfunc, cbdata](pmix_status_t status,
+                                                                       wire::JobBarrierDoneMsg m) {
+                if (status == PMIX_SUCCESS && wantsId && m.contextId == 0) {
+                    logError("PMIx group '" + id + "' failed: the hub gave no context id");
+                    status = PMIX_ERROR;
                 }
-                logDebug("PMIx group '" + id + "' construct: " + barrier.label);
-                const bool wantsId = barrier.assignContextId;
-                self->collective_->jobBarrier(
-                    std::move(barrier), [self, id, members, wantsId, cbfunc,
-                                         cbdata](std::optional<wire::JobBarrierDoneMsg> m) {
-                        if (!m) {
-                            logError("PMIx group '" + id + "' failed: the job's hub is gone");
-                            answer(cbfunc, cbdata, PMIX_ERR_UNREACH, nullptr, 0, 0, {});
-                            return;
-                        }
-                        if (!m->ok) {
-                            logError("PMIx group '" + id + "' failed: " + m->message);
-                            answer(cbfunc, cbdata, PMIX_ERR_BAD_PARAM, nullptr, 0, 0, {});
-                            return;
-                        }
-                        if (wantsId && m->contextId == 0) {
-                            logError("PMIx group '" + id + "' failed: the hub gave no context id");
-                            answer(cbfunc, cbdata, PMIX_ERROR, nullptr, 0, 0, {});
-                            return;
-                        }
-                        if (!self->learnSteps(m->steps)) {
-                            answer(cbfunc, cbdata, PMIX_ERROR, nullptr, 0, 0, {});
-                            return;
-                        }
-                        answer(cbfunc, cbdata, PMIX_SUCCESS, members->data(), members->size(),
-                               m->contextId, m->data);
-                    });
+                if (status != PMIX_SUCCESS)
+                    answer(cbfunc, cbdata, status, nullptr, 0, 0, {});
+                else
+                    answer(cbfunc, cbdata, PMIX_SUCCESS, members->data(), members->size(),
+                           m.contextId, m.data);
             });
         return PMIX_SUCCESS;
     } catch (...) {

@@ -481,24 +481,17 @@ std::vector<pmix_rank_t> ranksNamed(const pmix_proc_t procs[], size_t nprocs) {
 std::vector<std::uint32_t> PmixHost::participants(const std::vector<pmix_rank_t> &ranks) const {
     const auto &plan = config_.plan;
     std::vector<std::uint32_t> nodes;
-    const bool all = ranks.size() == 1 && ranks[0] == PMIX_RANK_WILDCARD;
     // A node takes part while one of its ranks in the set is alive; a
     // failed rank is known only with --with-ft=ulfm (else the step ends).
-    if (all && failed_.empty()) {
+    if (ranks.size() == 1 && ranks[0] == PMIX_RANK_WILDCARD) {
         for (std::uint32_t n = 0; n < plan.nodes.size(); ++n)
-            nodes.push_back(n);
+            if (!deadNodes_.count(n))
+                nodes.push_back(n);
         return nodes;
     }
-    auto consider = [&](std::uint32_t rank) {
-        if (rank < plan.ranks.size() && !failed_.count(rank))
-            nodes.push_back(plan.ranks[rank].node);
-    };
-    if (all)
-        for (std::uint32_t r = 0; r < plan.ranks.size(); ++r)
-            consider(r);
-    else
-        for (pmix_rank_t r : ranks)
-            consider(r);
+    for (pmix_rank_t r : ranks)
+        if (r < plan.ranks.size() && !failed_.count(r))
+            nodes.push_back(plan.ranks[r].node);
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     return nodes;
@@ -659,6 +652,9 @@ pmix_status_t PmixHost::clientConnectedUpcall(const pmix_proc_t *proc, void *,
 void PmixHost::rankFailed(std::uint32_t rank, int status) {
     if (!config_.faultTolerant || rank >= config_.plan.ranks.size() || !failed_.insert(rank).second)
         return;
+    const std::uint32_t node = config_.plan.ranks[rank].node;
+    if (++failedOnNode_[node] == config_.plan.ranksOn(node).size())
+        deadNodes_.insert(node);
     // As PRRTE reports a failed process of a recoverable job: the dead
     // process as source and affected process, its exit code, and not for
     // the default handlers (Open MPI's aborts; ULFM registers for these).

@@ -177,6 +177,10 @@ private:
     // once each has registered the others' namespaces. Any thread.
     void joinAcrossSteps(const char *what, const pmix_proc_t procs[], size_t nprocs, bool collect,
                          std::string data, DataReply done);
+    // The same for a barrier already made (a group construct's, which may
+    // ask the hub for a context id); done gets the hub's whole answer.
+    using AcrossStepsDone = std::function<void(pmix_status_t, wire::JobBarrierDoneMsg)>;
+    void barrierAcrossSteps(wire::JobBarrierMsg barrier, AcrossStepsDone done);
     // A rank's spawn, on the loop thread.
     void spawn(std::uint32_t rank, wire::SpawnRequestMsg request, pmix_spawn_cbfunc_t cbfunc,
                void *cbdata);
@@ -204,6 +208,8 @@ private:
     std::map<std::string, std::uint32_t> otherSteps_;
     std::set<std::uint32_t> connected_; // local ranks past PMIx_Init; loop thread
     std::set<std::uint32_t> failed_;    // ranks reported failed (--with-ft); loop thread
+    std::map<std::uint32_t, std::size_t> failedOnNode_; // of them, per node; loop thread
+    std::set<std::uint32_t> deadNodes_;                 // nodes whose ranks all failed
     // PMIx_Log texts sent to srun, and the help topics among them; beyond
     // the bound the clients print their own (srun takes 16 notices a node).
     static constexpr std::size_t kForwardedLogs = 12;

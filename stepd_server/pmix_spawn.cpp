@@ -130,6 +130,13 @@ void PmixHost::joinAcrossSteps(const char *what, const pmix_proc_t procs[], size
     barrier.label = acrossLabel(what, procs, nprocs, barrier.procs);
     barrier.collect = collect;
     barrier.data = std::move(data);
+    barrierAcrossSteps(std::move(barrier),
+                       [done = std::move(done)](pmix_status_t status, wire::JobBarrierDoneMsg m) {
+                           done(status, std::move(m.data));
+                       });
+}
+
+void PmixHost::barrierAcrossSteps(wire::JobBarrierMsg barrier, AcrossStepsDone done) {
     inbox_.post([this, barrier = std::move(barrier), done = std::move(done)]() mutable {
         if (!collective_) {
             done(PMIX_ERR_UNREACH, {});
@@ -150,7 +157,7 @@ void PmixHost::joinAcrossSteps(const char *what, const pmix_proc_t procs[], size
                 return;
             }
             const bool learned = learnSteps(m->steps);
-            done(learned ? PMIX_SUCCESS : PMIX_ERROR, std::move(m->data));
+            done(learned ? PMIX_SUCCESS : PMIX_ERROR, std::move(*m));
         });
     });
 }
