@@ -4,7 +4,8 @@
  *   part <tag>: rank <r> of <m>, sum <s>        (members only)
  *   dup: sum <s>
  *   self: size 1
- * and exits 0 when every sum is what it must be.
+ * (rank 0 also "create-ms T": the slowest rank's time in the world's
+ * MPI_Comm_create_from_group) and exits 0 when every sum is what it must be.
  *   mpi_sessions [part]
  * part: the ranks of a second communicator, made from a group of the world
  * ("even": 0, 2, 4, ...; "last2": the last two ranks; default "even"). */
@@ -52,17 +53,22 @@ int main(int argc, char **argv) {
     check(MPI_Group_from_session_pset(session, "mpi://WORLD", &world_group),
           "MPI_Group_from_session_pset(mpi://WORLD)");
     MPI_Comm world;
+    const double before = MPI_Wtime();
     check(MPI_Comm_create_from_group(world_group, "org.stepmap.sessions.world", MPI_INFO_NULL,
                                      MPI_ERRORS_RETURN, &world),
           "MPI_Comm_create_from_group(world)");
+    const double created_ms = (MPI_Wtime() - before) * 1000;
     int rank = 0, size = 0;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
     char host[256] = "";
     gethostname(host, sizeof host);
     const char *node = getenv("SLURMD_NODENAME");
+    /* The slowest rank's time in the world's construct (the benchmark's). */
+    double slowest = 0;
+    MPI_Reduce(&created_ms, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, world);
     if (rank == 0)
-        printf("psets %d: %s\n", npsets, names);
+        printf("psets %d: %s\ncreate-ms %.3f\n", npsets, names, slowest);
     const int world_sum = sum_of_ranks(world, rank);
     printf("world rank %d of %d on %s: sum %d\n", rank, size, node ? node : host, world_sum);
     int ok = world_sum == size * (size - 1) / 2;
