@@ -14,18 +14,26 @@ server=stepd_server/stepmap-stepd hello=tests/e2e/mpi_hello
 build=$(STEPMAP_BUILD_TARGETS="$plugin $core $server $hello" \
 	STEPMAP_BUILD_WHAT="the plugin, the node server and the demo's MPI program" \
 	"$repo/contrib/build.sh")
+# The nodes have /tmp of their own and see this machine's other files, as
+# a cluster's nodes see a shared file system: what they run goes there.
+shared=/var/tmp/stepmap-demo
+mkdir -p "$shared"
+cp "$build/$plugin" "$build/$core" "$build/$server" "$build/$hello" "$shared/"
+chmod 0755 "$shared" "$shared"/*
 echo "demo.sh: starting the cluster (munge, slurmctld and 4 slurmd on this machine)..." >&2
-"$repo/contrib/cluster/start.sh" --plugin "$build/$plugin" \
-	--plugin-args "server=$build/$server" >/dev/null
-. "${STEPMAP_CLUSTER_DIR:-/tmp/stepmap-cluster}/env.sh"
-hello=$build/$hello
+"$repo/contrib/cluster/start.sh" --plugin "$shared/$(basename "$plugin")" \
+	--plugin-args "server=$shared/$(basename "$server")" >/dev/null
+. "${STEPMAP_CLUSTER_DIR:-/var/tmp/stepmap-cluster}/env.sh"
+hello=$shared/$(basename "$hello")
 
+# srun runs on the cluster's login side (contrib/cluster/login), as smuser.
 run() {
 	echo
 	echo "\$ srun $*"
-	(cd /tmp && runuser -u smuser -- srun "$@") 2>&1 | sort -k2n -s || true
+	(cd /tmp && "$repo/contrib/cluster/login" runuser -u smuser -- srun "$@") 2>&1 | sort -k2n -s || true
 }
-echo "A 4-node Slurm cluster (n1..n4, 2 CPUs each) runs on this machine; jobs run as 'smuser'."
+echo "A 4-node Slurm cluster runs on this machine: n1..n4 (2 CPUs each) are hosts of"
+echo "their own on a private network (198.18.0.11-14); jobs run as 'smuser'."
 run -n 6 --map-by node --display-map "$hello"
 # mpirun's --host inside an allocation: a name is one slot, name:N is N.
 run --host n2:2,n3 -n 3 --display-map "$hello"

@@ -21,7 +21,7 @@ if [ -n "$SLURM_PREFIX" ]; then
 	# job's private /tmp and must still reach its spool and log directories.
 	STATE=${STEPMAP_CLUSTER_DIR:-/var/tmp/stepmap-cluster-$(basename "$SLURM_PREFIX")}
 else
-	STATE=${STEPMAP_CLUSTER_DIR:-/tmp/stepmap-cluster}
+	STATE=${STEPMAP_CLUSTER_DIR:-/var/tmp/stepmap-cluster}
 fi
 CONF=$STATE/etc/slurm.conf
 MUNGE_SOCKET=$STATE/munge/munge.socket.2
@@ -45,6 +45,43 @@ lock_state() {
 }
 
 node_port() { echo $((CTLD_PORT + ${1#n})); }
+
+# --network hosts: every node is a host of its own on a private network,
+# 198.18.0.0/24 (RFC 2544's benchmarking range, never routed off the
+# machine). The network namespace "stepmap-head" holds the bridge, slurmctld
+# and the login side (srun); node nK has the namespace stepmap-nK with one
+# interface, eth0, cabled to the bridge by a veth pair.
+NET_PREFIX=198.18.0
+HEAD_NS=stepmap-head
+HEAD_ADDR=$NET_PREFIX.1
+BRIDGE=smbr0
+node_ns() { echo "stepmap-$1"; }
+node_addr() { echo "$NET_PREFIX.$((10 + ${1#n}))"; }
+netns_exists() { [ -e "/run/netns/$1" ]; }
+
+# Runs a command on the login side: in the head's network namespace when
+# the nodes are hosts of their own (that is where slurmctld listens).
+on_login() {
+	if netns_exists "$HEAD_NS"; then nsenter "--net=/run/netns/$HEAD_NS" -- "$@"; else "$@"; fi
+}
+
+# Removes the namespaces (and with them every veth and the bridge). Their
+# processes must be gone: a namespace with a process in it lives on. The
+# link emulators of link.sh go first.
+remove_network() {
+	local ns f p
+	for f in "$STATE"/run/link.*.pid; do
+		[ -f "$f" ] || continue
+		p=$(cat "$f")
+		if alive "$p" && grep -qa link_emulator "/proc/$p/cmdline" 2>/dev/null; then
+			term_wait 5 "$p"
+		fi
+		rm -f "$f"
+	done
+	for ns in "$HEAD_NS" $(for n in "${NODES[@]}"; do node_ns "$n"; done); do
+		if netns_exists "$ns"; then ip netns del "$ns" 2>/dev/null || say "warning: could not remove network namespace $ns"; fi
+	done
+}
 
 # Processes of this cluster with the given command name. The daemons are
 # started with SLURM_CONF=$CONF in their environment (slurmstepd inherits it
@@ -151,10 +188,10 @@ stop_all() {
 	local pids jobs
 	# Let slurmctld end the jobs cleanly first (KillWait=1), then make sure.
 	if [ -n "$(cluster_pids slurmctld)" ] && [ -n "$(cluster_pids slurmd)" ]; then
-		jobs=$(SLURM_CONF=$CONF timeout 5 squeue -h -o %i 2>/dev/null || true)
+		jobs=$(SLURM_CONF=$CONF on_login timeout 5 squeue -h -o %i 2>/dev/null || true)
 		if [ -n "$jobs" ]; then
 			# shellcheck disable=SC2086
-			SLURM_CONF=$CONF timeout 5 scancel $jobs >/dev/null 2>&1 || true
+			SLURM_CONF=$CONF on_login timeout 5 scancel $jobs >/dev/null 2>&1 || true
 			pids=$(cluster_pids slurmstepd)
 			# shellcheck disable=SC2086
 			[ -z "$pids" ] || wait_gone 5 $pids || true
@@ -169,5 +206,6 @@ stop_all() {
 	# shellcheck disable=SC2086
 	term_wait 5 $pids
 	remove_cgroups
+	remove_network
 	rm -f "$STATE"/run/*.pid "$STATE"/munge/munged.pid "$STATE"/run/plugin.stamp 2>/dev/null || true
 }

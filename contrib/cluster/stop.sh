@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Stop the test cluster started by start.sh: running jobs, slurmd x4,
-# slurmctld, munged; remove the cluster's cgroups (/slurm_nK). Idempotent.
+# slurmctld, munged; remove the cluster's cgroups (/slurm_nK) and network
+# namespaces (stepmap-head, stepmap-nK). Idempotent.
 #
 #   contrib/cluster/stop.sh [--purge]
 #
 # --purge also deletes the state directory
-# ${STEPMAP_CLUSTER_DIR:-/tmp/stepmap-cluster} (logs included). Run as root.
+# ${STEPMAP_CLUSTER_DIR:-/var/tmp/stepmap-cluster} (logs included). Run as root.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -3,10 +3,13 @@ contrib/cluster, runs of srun as the unprivileged test user, and checks that
 a step left nothing behind."""
 
 import contextlib
+import ctypes
 import glob
+import hashlib
 import os
 import pwd
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -15,28 +18,71 @@ import unittest
 SOURCE_ROOT = os.environ.get("STEPMAP_SOURCE_ROOT",
                              os.path.dirname(os.path.dirname(os.path.dirname(
                                  os.path.abspath(__file__)))))
+# What every job and node sees, as a cluster's shared file system: the
+# nodes have /tmp and /dev/shm of their own (contrib/cluster, --network
+# hosts) and a job may have a private /tmp (job_container/tmpfs), so
+# nothing a job runs or reads may live there, wherever the checkout is.
+SHARED_DIR = "/var/tmp/stepmap-e2e"
+
+
+def shared_copy(path):
+    """`path` copied to a directory of SHARED_DIR kept per build tree (the
+    one copy is replaced, atomically, when the file changes); files next to
+    a SPANK plugin that it loads (stepmap_core.so) come along. "" stays ""."""
+    if not path:
+        return path
+    source = os.path.realpath(path)
+    key = hashlib.sha256(os.path.dirname(source).encode()).hexdigest()[:12]
+    directory = os.path.join(SHARED_DIR, "programs", key)
+    os.makedirs(directory, exist_ok=True)
+    for d in (SHARED_DIR, os.path.join(SHARED_DIR, "programs"), directory):
+        os.chmod(d, 0o755)
+    names = [os.path.basename(source)]
+    if source.endswith(".so"):
+        names += [n for n in os.listdir(os.path.dirname(source))
+                  if n.endswith(".so") and n != names[0]]
+    for name in names:
+        src = os.path.join(os.path.dirname(source), name)
+        dst = os.path.join(directory, name)
+        try:
+            if os.path.getmtime(dst) == os.path.getmtime(src) and \
+                    os.path.getsize(dst) == os.path.getsize(src):
+                continue
+        except OSError:
+            pass
+        tmp = f"{dst}.{os.getpid()}.tmp"
+        shutil.copy2(src, tmp)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, dst)
+    return os.path.join(directory, names[0])
+
+
+def program(variable, installed=None):
+    """A program or plugin the tests run, from the installed package's
+    variable if set, else the build tree's, copied where nodes see it."""
+    path = (installed and os.environ.get(installed)) or os.environ.get(variable, "")
+    if path.startswith("/usr/"):
+        return path
+    return shared_copy(path) if os.geteuid() == 0 else path
+
+
 # stepmap from the build tree, or (contrib/package/test-installed.sh) the
 # files the Debian package installed: the STEPMAP_INSTALLED_* variables win.
-PLUGIN = os.environ.get("STEPMAP_INSTALLED_PLUGIN") or os.environ.get("STEPMAP_PLUGIN", "")
-SERVER = os.environ.get("STEPMAP_INSTALLED_SERVER") or os.environ.get("STEPMAP_SERVER", "")
-MPI_HELLO = os.environ.get("STEPMAP_MPI_HELLO", "")
-MPI_EXCHANGE = os.environ.get("STEPMAP_MPI_EXCHANGE", "")
-PROFILE_TOOL = (os.environ.get("STEPMAP_INSTALLED_PROFILE_TOOL") or
-                os.environ.get("STEPMAP_PROFILE_TOOL", ""))
-PMIX_CLIENT = os.environ.get("STEPMAP_PMIX_CLIENT", "")
+PLUGIN = program("STEPMAP_PLUGIN", "STEPMAP_INSTALLED_PLUGIN")
+SERVER = program("STEPMAP_SERVER", "STEPMAP_INSTALLED_SERVER")
+MPI_HELLO = program("STEPMAP_MPI_HELLO")
+MPI_EXCHANGE = program("STEPMAP_MPI_EXCHANGE")
+PROFILE_TOOL = program("STEPMAP_PROFILE_TOOL", "STEPMAP_INSTALLED_PROFILE_TOOL")
+PMIX_CLIENT = program("STEPMAP_PMIX_CLIENT")
 TEST_USER = "smuser"
 SERVER_TMPDIR = "/tmp"
 # Node servers' per-step logs (the plugin's log_dir=), read by some tests.
 LOG_DIR = "/var/tmp/stepmap-e2e-logs"
 
-# Open MPI ranks on different fake nodes of one host: no shared-memory
-# transport between "nodes", TCP over loopback only.
-OMPI_ENV = {
-    "OMPI_MCA_btl": "self,tcp",
-    "OMPI_MCA_pml": "ob1",
-    "OMPI_MCA_btl_tcp_if_include": "lo",
-    "OMPI_MCA_oob_tcp_if_include": "lo",
-}
+# Open MPI's settings come from the cluster's env.sh (start.sh): over the
+# nodes' own interfaces when they are hosts of their own, TCP over loopback
+# when they share one. ob1 always, unless a test asks for UCX.
+OMPI_ENV = {"OMPI_MCA_pml": "ob1"}
 
 _cluster_env = None
 _cluster_args = ()
@@ -74,7 +120,79 @@ def start_cluster(*cluster_args):
         if m:
             env[m.group(1)] = m.group(2).strip("'\"")
     _cluster_env = env
+    enter_login_side()
     return env
+
+
+LOGIN_NETNS = "/run/netns/stepmap-head"
+
+
+def enter_login_side():
+    """Moves this test process (and so every srun, squeue and scontrol it
+    starts) into the login side's network namespace, where slurmctld
+    listens and srun reaches the nodes; nothing if the nodes share this
+    machine's network (start.sh --network shared). Again after a restart:
+    the namespace is then a new one."""
+    if not os.path.exists(LOGIN_NETNS):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    clone_newnet = 0x40000000
+    fd = os.open(LOGIN_NETNS, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if libc.setns(fd, clone_newnet) != 0:
+            raise OSError(ctypes.get_errno(), f"setns({LOGIN_NETNS})")
+    finally:
+        os.close(fd)
+
+
+def hosts_network():
+    """Whether the nodes are hosts of their own (start.sh --network hosts)."""
+    return cluster_env().get("STEPMAP_CLUSTER_NETWORK", "shared") == "hosts"
+
+
+def slurmd_pid(node):
+    """The pid of the slurmd serving `node` (it and its steps live in the
+    node's mount, network and UTS namespaces), or None."""
+    conf = cluster_env().get("SLURM_CONF", "")
+    for pid in subprocess.run(["pgrep", "-x", "slurmd"], stdout=subprocess.PIPE,
+                              text=True).stdout.split():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+        except OSError:
+            continue
+        if node.encode() in args and f"SLURM_CONF={conf}".encode() in environ:
+            return int(pid)
+    return None
+
+
+NODES = ("n1", "n2", "n3", "n4")
+
+
+def node_address(node):
+    """The address `node` has on the cluster's network (what its servers
+    listen on): its own with --network hosts, the machine's loopback
+    otherwise."""
+    return f"198.18.0.{10 + int(node[1:])}" if hosts_network() else "127.0.0.1"
+
+
+def node_path(node, path):
+    """`path` as `node` sees it (its own /tmp and /dev/shm), from here."""
+    pid = slurmd_pid(node)
+    if pid is None or not hosts_network():
+        return path
+    return f"/proc/{pid}/root{path}"
+
+
+def on_node(node, argv):
+    """argv to run as a process of `node`: in its namespaces (mount,
+    network, hostname), as a local user of that host would."""
+    pid = slurmd_pid(node)
+    if pid is None or not hosts_network():
+        return list(argv)
+    return ["nsenter", "-t", str(pid), "-m", "-n", "-u", "--"] + list(argv)
 
 
 @contextlib.contextmanager
@@ -179,7 +297,8 @@ def leftovers(wait=5.0):
         procs = subprocess.run(["pgrep", "-a", "-u", TEST_USER, "-x", "stepmap-stepd"],
                                stdout=subprocess.PIPE, text=True).stdout.strip()
         procs = [p for p in procs.splitlines() if "pgrep" not in p and not _zombie(p)]
-        dirs = [d for d in glob.glob(os.path.join(SERVER_TMPDIR, "stepmap.*"))
+        dirs = [d for node in NODES
+                for d in glob.glob(os.path.join(node_path(node, SERVER_TMPDIR), "stepmap.*"))
                 if _owner(d) == uid]
         found = procs + dirs
         if not found or time.time() > deadline:
@@ -255,9 +374,19 @@ def cpu_set(listing):
     return out
 
 
+def shared_dir(name):
+    """SHARED_DIR/name, made, every user may write to it (as /tmp)."""
+    path = os.path.join(SHARED_DIR, name)
+    os.makedirs(path, exist_ok=True)
+    os.chmod(SHARED_DIR, 0o755)
+    os.chmod(path, 0o1777)
+    return path
+
+
 def write_user_file(text):
-    """A file the test user can read, in /tmp; the caller removes it."""
-    fd, path = tempfile.mkstemp(prefix="stepmap-test-", dir="/tmp")
+    """A file the test user can read, where every node and job sees it; the
+    caller removes it."""
+    fd, path = tempfile.mkstemp(prefix="stepmap-test-", dir=shared_dir("files"))
     with os.fdopen(fd, "w") as f:
         f.write(text)
     os.chmod(path, 0o644)
@@ -328,9 +457,9 @@ def have_ompi5():
 def build_with_ompi5(source, prefix, libraries=()):
     """(directory, program): `source` (tests/programs/) compiled by Open MPI
     5's mpicc (and linked with `libraries`, e.g. ["-lpmix"] for its PMIx)
-    into a new directory under /tmp every user can read; the caller removes
+    into a new directory every user and node can read; the caller removes
     the directory."""
-    directory = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    directory = tempfile.mkdtemp(prefix=prefix, dir=shared_dir("files"))
     os.chmod(directory, 0o755)
     program = os.path.join(directory, os.path.splitext(os.path.basename(source))[0])
     subprocess.run([os.path.join(OMPI5, "bin/mpicc"), "-o", program,

@@ -54,7 +54,7 @@ class DisplayMapSvgTest(cluster.StepTestCase):
         if svg_pictures.RSVG is None:
             self.fail(svg_pictures.MISSING_RENDERER)
         # A directory of the test user's, where srun writes as that user.
-        self.dir = tempfile.mkdtemp(prefix="stepmap-map-", dir="/tmp")
+        self.dir = tempfile.mkdtemp(prefix="stepmap-map-", dir=cluster.shared_dir("files"))
         os.chown(self.dir, pwd.getpwnam(TEST_USER).pw_uid, -1)
         self.uid = pwd.getpwnam(TEST_USER).pw_uid
 

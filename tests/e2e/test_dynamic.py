@@ -12,7 +12,7 @@ import unittest
 import cluster
 from cluster import srun
 
-MPI_NAMES = os.environ.get("STEPMAP_MPI_NAMES", "")
+MPI_NAMES = cluster.program("STEPMAP_MPI_NAMES")
 
 
 class NamesCases:

@@ -1,7 +1,7 @@
 """End-to-end: another user of the nodes floods the fence-tree listeners of
-a running step's servers with idle connections. On this cluster every node
-is 127.0.0.1, as on a shared node every user connects from the node's own
-address, so only the peer's uid tells the attacker from the step's servers.
+a running step's servers with idle connections, from each node to its own
+server: on a shared node every user connects from the node's own address,
+so only the peer's uid tells the attacker from the step's servers.
 It used to push the children out (the oldest unauthenticated connection
 went first) until srun ended the step; now each such connection is refused
 at once, and the server logs whom it refused."""
@@ -29,6 +29,7 @@ FLOODER = r"""
 import os, socket, sys, time
 per_port = int(sys.argv[1])
 until = time.time() + float(sys.argv[2])
+host = sys.argv[3]
 os.set_blocking(0, False)
 conns, made, closed, pending = {}, 0, 0, b""
 
@@ -63,7 +64,7 @@ while time.time() < until:
                 kept.append(s)
         while len(kept) < per_port:
             try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=1)
+                s = socket.create_connection((host, port), timeout=1)
             except OSError:
                 break
             s.setblocking(False)
@@ -77,13 +78,19 @@ print(f"made {made} closed {closed}", flush=True)
 TREE_PORT = re.compile(r"taking its fence tree children on port (\d+)")
 
 
+LOG_NODE = re.compile(r"stepmap-stepd\.\d+\.\d+\.(\w+)\.[0-9a-f]{16}\.log$")
+
+
 def tree_ports(paths):
-    """The fence-tree listener ports the server logs at paths announced."""
+    """{(node, port)} of the fence-tree listeners the servers logging at
+    paths announced."""
     ports = set()
     for path in paths:
+        m = LOG_NODE.search(path)
         try:
             with open(path) as f:
-                ports.update(int(p) for p in TREE_PORT.findall(f.read()))
+                ports.update((m.group(1) if m else "n1", int(p))
+                             for p in TREE_PORT.findall(f.read()))
         except OSError:
             pass
     return ports
@@ -103,9 +110,12 @@ class FloodTest(StepTestCase):
         self.assertEqual(baseline.returncode, 0, baseline.stderr)
         self.assertEqual(len(hello_ranks(baseline.stdout)), 4, baseline.stdout)
 
-        flooder = subprocess.Popen(
-            ["runuser", "-u", OTHER_USER, "--", "python3", "-c", FLOODER, str(FLOOD_PER_PORT),
-             "180"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/tmp")
+        # One flooder on each node, for that node's server (its loopback).
+        flooders = {node: subprocess.Popen(
+            cluster.on_node(node, ["runuser", "-u", OTHER_USER, "--", "python3", "-c", FLOODER,
+                                   str(FLOOD_PER_PORT), "180", cluster.node_address(node)]),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/tmp")
+            for node in cluster.NODES}
         env = dict(cluster.start_cluster())
         env.update(cluster.OMPI_ENV)
         cluster.wait_while_nodes_complete(env)
@@ -121,19 +131,21 @@ class FloodTest(StepTestCase):
                 # it is, until the step ends.
                 while step.poll() is None and time.monotonic() - started < 120:
                     new_logs = set(glob.glob(os.path.join(cluster.LOG_DIR, "*.log"))) - old_logs
-                    for port in tree_ports(new_logs) - flooded:
-                        flooder.stdin.write(f"{port}\n")
-                        flooder.stdin.flush()
-                        flooded.add(port)
+                    for node, port in tree_ports(new_logs) - flooded:
+                        flooders[node].stdin.write(f"{port}\n")
+                        flooders[node].stdin.flush()
+                        flooded.add((node, port))
                     time.sleep(0.01)
                 step.wait(timeout=60)
             finally:
                 if step.poll() is None:
                     step.kill()
                     step.wait()
-                flooder.stdin.close()
-                report = flooder.stdout.read()
-                flooder.wait(timeout=30)
+                report = ""
+                for flooder in flooders.values():
+                    flooder.stdin.close()
+                    report += flooder.stdout.read()
+                    flooder.wait(timeout=30)
             took = time.monotonic() - started
             out.seek(0)
             err.seek(0)
@@ -145,13 +157,13 @@ class FloodTest(StepTestCase):
         self.assertTrue(flooded, "no server said where it takes its fence tree children")
         # Normal time: the children joined their parent, no retries, no detour.
         self.assertLess(took, normal + 10, f"flooded {took:.1f} s, normal {normal:.1f} s")
-        m = re.search(r"made (\d+) closed (\d+)", report)
-        self.assertIsNotNone(m, report)
-        self.assertGreaterEqual(int(m.group(1)), FLOOD_PER_PORT, report)
+        made = [int(n) for n in re.findall(r"made (\d+) closed \d+", report)]
+        self.assertEqual(len(made), len(flooders), report)
+        self.assertGreaterEqual(max(made), FLOOD_PER_PORT, report)
 
         logs = cluster.server_logs(ranks[0][2])
         self.assertEqual(len(logs), 4, sorted(logs))
-        refused = re.compile(r"fence tree listener: refused 127\.0\.0\.1:\d+, a connection of "
+        refused = re.compile(r"fence tree listener: refused [\d.]+:\d+, a connection of "
                              rf"uid {other_uid} on this host \(not the step's user\)")
         self.assertTrue(any(refused.search(text) for text in logs.values()),
                         "\n".join(f"{node}: {text}" for node, text in logs.items()))

@@ -15,7 +15,7 @@ import unittest
 import cluster
 from cluster import srun
 
-MPICH_HELLO = os.environ.get("STEPMAP_MPICH_HELLO", "")
+MPICH_HELLO = cluster.program("STEPMAP_MPICH_HELLO")
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-mpi4py
 
 MPI4PY_SCRIPT = """\
@@ -38,7 +38,8 @@ class MpiStacksTest(cluster.StepTestCase):
         if not os.path.exists(PYTHON) or subprocess.run(
                 [PYTHON, "-c", "import mpi4py"], capture_output=True).returncode != 0:
             self.skipTest("python3-mpi4py is not installed")
-        with tempfile.NamedTemporaryFile("w", suffix=".py", dir="/tmp", delete=False) as f:
+        with tempfile.NamedTemporaryFile("w", suffix=".py", dir=cluster.shared_dir("files"),
+                                         delete=False) as f:
             f.write(MPI4PY_SCRIPT)
         os.chmod(f.name, 0o644)
         try:

@@ -9,7 +9,7 @@ import unittest
 import cluster
 from cluster import srun
 
-PMIX_JOB_KEYS = os.environ.get("STEPMAP_PMIX_JOB_KEYS", "")
+PMIX_JOB_KEYS = cluster.program("STEPMAP_PMIX_JOB_KEYS")
 
 
 def job_keys(stdout):

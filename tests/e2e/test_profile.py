@@ -18,7 +18,7 @@ PROFILE = "/var/tmp/stepmap-e2e-profile.yaml"
 # the ranks may not be told to use loopback only (cluster.OMPI_ENV), and
 # reach each other over eth0's addresses.
 DEFAULT_INTERFACES = ("OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_oob_tcp_if_include")
-PMIX_NODE_INFO = os.environ.get("STEPMAP_PMIX_NODE_INFO", "")
+PMIX_NODE_INFO = cluster.program("STEPMAP_PMIX_NODE_INFO")
 
 
 def site_profile(path=PROFILE, more=""):
@@ -28,16 +28,20 @@ def site_profile(path=PROFILE, more=""):
 
 
 @contextlib.contextmanager
-def extra_interface(name="smveth0"):
-    """A veth pair on the machine: every node of the one-machine cluster
-    gains an interface, as a node would when one is added."""
-    subprocess.run(["ip", "link", "del", name], stderr=subprocess.DEVNULL)
-    subprocess.run(["ip", "link", "add", name, "type", "veth", "peer", "name", name + "p"],
-                   check=True)
+def extra_interface(name="smveth0", nodes=cluster.NODES):
+    """A veth pair added on each of `nodes`, in its own network (when the
+    nodes share one network, on the machine: every node gains it)."""
+    ip = [["ip", "-n", f"stepmap-{node}"] for node in nodes] \
+        if cluster.hosts_network() else [["ip"]]
+    for cmd in ip:
+        subprocess.run(cmd + ["link", "del", name], stderr=subprocess.DEVNULL)
+        subprocess.run(cmd + ["link", "add", name, "type", "veth", "peer", "name", name + "p"],
+                       check=True)
     try:
         yield name
     finally:
-        subprocess.run(["ip", "link", "del", name], stderr=subprocess.DEVNULL)
+        for cmd in ip:
+            subprocess.run(cmd + ["link", "del", name], stderr=subprocess.DEVNULL)
 
 
 def entries(text):
@@ -112,18 +116,24 @@ sys.stdin.read()
 
 @contextlib.contextmanager
 def ports_squatted_by(user, ports):
-    """ports held by a process of user while the block runs."""
+    """ports held by a process of user on every node while the block runs."""
     ports = list(ports)
-    proc = subprocess.Popen(["runuser", "-u", user, "--", "python3", "-c", SQUAT_PORTS] +
-                            [str(p) for p in ports], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    nodes = cluster.NODES if cluster.hosts_network() else cluster.NODES[:1]
+    procs = []
     try:
-        if proc.stdout.readline().strip() != "held":
-            raise AssertionError(f"{user} could not bind {ports}")
+        for node in nodes:
+            proc = subprocess.Popen(cluster.on_node(node, ["runuser", "-u", user, "--", "python3",
+                                                           "-c", SQUAT_PORTS] +
+                                                    [str(p) for p in ports]),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            procs.append(proc)
+            if proc.stdout.readline().strip() != "held":
+                raise AssertionError(f"{user} could not bind {ports} on {node}")
         yield
     finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
+        for proc in procs:
+            proc.stdin.close()
+            proc.wait(timeout=30)
 
 
 def ports_taken(first, last):
@@ -209,10 +219,13 @@ class ProfileTest(cluster.StepTestCase):
             cluster.make_profile(PROFILE)
 
     def test_a_stale_node_is_reported_and_withheld_while_the_job_runs(self):
+        # An interface added on n3 alone after the profile was made (on a
+        # cluster sharing one network: on all, then re-profiled but n3).
         try:
-            with extra_interface() as veth:
-                r = cluster.profile_command("update", PROFILE, nodes="n[1-2,4]")
-                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with extra_interface(nodes=("n3",)) as veth:
+                if not cluster.hosts_network():
+                    r = cluster.profile_command("update", PROFILE, nodes="n[1-2,4]")
+                    self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
                 with site_profile():
                     r = srun_past_lingering_ports("-v", "-n", "8", "--map-by", "node",
                                                   "--modex=profile", cluster.MPI_EXCHANGE,

@@ -201,14 +201,16 @@ class NamespaceCase(cluster.StepTestCase):
 
     def test_private_tmp_is_the_jobs(self):
         # The namespace is in force: a file a task leaves in /tmp is not in
-        # the host's /tmp.
+        # the node's own /tmp.
         probe = "/tmp/stepmap-ns-probe"
-        if os.path.lexists(probe):
-            os.unlink(probe)
-        r, _ = ns_srun("-w", "{node}", "-n", "1", "--map-by", "node", "sh", "-c",
-                 "touch /tmp/stepmap-ns-probe && ls /tmp/stepmap-ns-probe")
+        for node in cluster.NODES:
+            if os.path.lexists(cluster.node_path(node, probe)):
+                os.unlink(cluster.node_path(node, probe))
+        r, node = ns_srun("-w", "{node}", "-n", "1", "--map-by", "node", "sh", "-c",
+                          "touch /tmp/stepmap-ns-probe && ls /tmp/stepmap-ns-probe")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertFalse(os.path.lexists(probe))
+        self.assertIn(probe, r.stdout)
+        self.assertFalse(os.path.lexists(cluster.node_path(node, probe)))
 
     def test_failed_rank_ends_the_step_and_nothing_is_left(self):
         r, _ = ns_srun("-w", "{node}", "-n", "2", "--map-by", "core", MPI_HELLO, "die", "1", "3",

@@ -29,17 +29,8 @@ def user_id(name):
                               check=True).stdout)
 
 
-PMIX_PROBE = os.environ.get("STEPMAP_PMIX_PROBE", "")
-FAKE_IDS = os.environ.get("STEPMAP_FAKE_IDS", "")
-
-
-def slurmd_pid(node):
-    """The slurmd of node: its mount namespace is the node's (its steps see
-    munged's socket and the PMIx client directory there)."""
-    path = os.path.join(cluster.start_cluster()["STEPMAP_CLUSTER_DIR"], "run",
-                        f"slurmd.{node}.pid")
-    with open(path) as f:
-        return int(f.read())
+PMIX_PROBE = cluster.program("STEPMAP_PMIX_PROBE")
+FAKE_IDS = cluster.program("STEPMAP_FAKE_IDS")
 
 
 def last_job_id():
@@ -69,31 +60,37 @@ sys.stdin.read()
 
 
 def server_listeners(user):
-    """{pid: ["HOST:PORT", ...]} of the listening TCP sockets of user's
-    stepmap-stepd processes (a wildcard address as loopback)."""
-    out = subprocess.run(["ss", "-ltnpH"], stdout=subprocess.PIPE, text=True).stdout
+    """{(node, pid): ["HOST:PORT", ...]} of the listening TCP sockets of
+    user's stepmap-stepd processes, as seen on each node (a wildcard
+    address as loopback)."""
     uid = user_id(user)
     found = {}
-    for line in out.splitlines():
-        m = re.search(r"\s(\S+):(\d+)\s+\S+\s+users:\(\(\"stepmap-stepd\",pid=(\d+)", line)
-        if not m:
-            continue
-        host, port, pid = m.group(1), m.group(2), int(m.group(3))
-        try:
-            if os.stat(f"/proc/{pid}").st_uid != uid:
+    for node in cluster.NODES:
+        out = subprocess.run(cluster.on_node(node, ["ss", "-ltnpH"]), stdout=subprocess.PIPE,
+                             text=True).stdout
+        for line in out.splitlines():
+            m = re.search(r"\s(\S+):(\d+)\s+\S+\s+users:\(\(\"stepmap-stepd\",pid=(\d+)", line)
+            if not m:
                 continue
-        except OSError:
-            continue
-        host = {"0.0.0.0": "127.0.0.1", "*": "127.0.0.1", "[::]": "::1"}.get(host, host)
-        found.setdefault(pid, []).append(f"{host.strip('[]')}:{port}")
+            host, port, pid = m.group(1), m.group(2), int(m.group(3))
+            try:
+                if os.stat(f"/proc/{pid}").st_uid != uid:
+                    continue
+            except OSError:
+                continue
+            host = {"0.0.0.0": "127.0.0.1", "*": "127.0.0.1", "[::]": "::1"}.get(host, host)
+            found.setdefault((node, pid), []).append(f"{host.strip('[]')}:{port}")
+        if not cluster.hosts_network():
+            break  # one network: every node's sockets were in that one listing
     return found
 
 
-def hold_idle_connections(per_port, targets):
-    """Another user's process holding idle connections; returns it once
-    they are open (close its stdin to end it) and how many it holds."""
-    proc = subprocess.Popen(["runuser", "-u", OTHER_USER, "--", "python3", "-c",
-                             IDLE_CONNECTIONS, str(per_port)] + targets,
+def hold_idle_connections(per_port, targets, node="n1"):
+    """Another user's process on `node` holding idle connections; returns it
+    once they are open (close its stdin to end it) and how many it holds."""
+    proc = subprocess.Popen(cluster.on_node(node, ["runuser", "-u", OTHER_USER, "--", "python3",
+                                                   "-c", IDLE_CONNECTIONS, str(per_port)] +
+                                            targets),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     return proc, int(proc.stdout.readline() or 0)
 
@@ -186,9 +183,10 @@ class SecurityTest(StepTestCase):
             for node in ("n1", "n2", "n3", "n4"):
                 for name in (f"stepmap.{uid}.{job}.0.{node}", f"stepmap.{job}.0.{node}."):
                     path = os.path.join(cluster.SERVER_TMPDIR, name)
-                    subprocess.run(["runuser", "-u", OTHER_USER, "--", "mkdir", "-m", "0777",
-                                    path], stderr=subprocess.DEVNULL)
-                    made.append(path)
+                    subprocess.run(cluster.on_node(node, ["runuser", "-u", OTHER_USER, "--",
+                                                          "mkdir", "-m", "0777", path]),
+                                   stderr=subprocess.DEVNULL)
+                    made.append(cluster.node_path(node, path))
         try:
             r = srun("-n", "4", "--map-by", "node", MPI_HELLO)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -204,7 +202,7 @@ class SecurityTest(StepTestCase):
         # rank, server URI) and claiming the job user's ids, tries to join
         # as rank 0 in every security mode; joined, it would abort the step.
         ensure_other_user()
-        env_file = "/tmp/stepmap-probe-env"
+        env_file = os.path.join(cluster.shared_dir("files"), "stepmap-probe-env")
         env = dict(cluster.start_cluster())
         cmd = ["runuser", "-u", cluster.TEST_USER, "--", "env"]
         cmd += [f"{k}={v}" for k, v in env.items()]
@@ -229,9 +227,9 @@ class SecurityTest(StepTestCase):
                     if preload:
                         probe_env += [f"LD_PRELOAD={FAKE_IDS}"] + [f"{k}={v}" for k, v in
                                                                      ids.items()]
-                    r = subprocess.run(["nsenter", "-t", str(slurmd_pid("n1")), "-m", "--",
+                    r = subprocess.run(cluster.on_node("n1", [
                                         "runuser", "-u", OTHER_USER, "--", "env"] + probe_env +
-                                       ["timeout", "20", PMIX_PROBE],
+                                       ["timeout", "20", PMIX_PROBE]),
                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                        text=True, timeout=60)
                     self.assertNotIn("joined", r.stdout, f"mode {mode}, claimed ids: {preload}")
@@ -284,9 +282,15 @@ class SecurityTest(StepTestCase):
             while time.monotonic() < settle and min(map(len, listeners.values())) < 2:
                 time.sleep(0.05)
                 listeners = server_listeners(cluster.TEST_USER) or listeners
-            targets = sorted({t for ports in listeners.values() for t in ports})
-            attackers.append(hold_idle_connections(1, targets))
-            attackers.append(hold_idle_connections(200, targets))
+            # From each node to its own node server (the nodes are hosts of
+            # their own: a server's loopback is only its node's).
+            per_node = {}
+            for (node, _pid), ports in listeners.items():
+                per_node.setdefault(node, set()).update(ports)
+            targets = sorted({t for ports in per_node.values() for t in ports})
+            for count in (1, 200):
+                for node, ports in sorted(per_node.items()):
+                    attackers.append(hold_idle_connections(count, sorted(ports), node))
             out, err = step.communicate(timeout=120)
             took = time.monotonic() - started
         finally:
@@ -384,7 +388,7 @@ class SecurityTest(StepTestCase):
     def test_server_has_the_jobs_limits_no_inherited_directory_or_oom_shield(self):
         # srun propagates the user's limits (PropagateResourceLimits); the
         # server runs with them, not with slurmstepd's, and in /.
-        job_file = "/tmp/stepmap-limits-job"
+        job_file = os.path.join(cluster.shared_dir("files"), "stepmap-limits-job")
         proc = subprocess.Popen(
             ["runuser", "-u", cluster.TEST_USER, "--", "env"] +
             [f"{k}={v}" for k, v in cluster.start_cluster().items()] +

@@ -12,7 +12,7 @@ import unittest
 import cluster
 from cluster import hello_ranks
 
-HELLO = os.environ.get("STEPMAP_MPI_HELLO", "")
+HELLO = cluster.program("STEPMAP_MPI_HELLO")
 
 
 @contextlib.contextmanager

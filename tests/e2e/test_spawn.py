@@ -15,7 +15,7 @@ import unittest
 import cluster
 from cluster import srun
 
-MPI_SPAWN = os.environ.get("STEPMAP_MPI_SPAWN", "")
+MPI_SPAWN = cluster.program("STEPMAP_MPI_SPAWN")
 
 
 def children(stdout, n):
