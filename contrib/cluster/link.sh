@@ -10,9 +10,9 @@
 #       the switch port of the node goes down (the node sees no carrier and
 #       its frames go nowhere, silently) or comes back.
 #   link.sh partition NODE_A NODE_B | heal NODE_A NODE_B
-#       A and B cannot reach each other (each drops what it would send to
-#       the other: established connections hang, new ones time out); both
-#       still reach everyone else.
+#       A and B cannot reach each other (the switch silently drops what one
+#       sends the other: established connections hang, new ones time out);
+#       both still reach everyone else.
 #   link.sh NODE clear       the node's link as start.sh made it
 #   link.sh clear            every link as start.sh made it
 #   link.sh show             what is changed now
@@ -105,23 +105,61 @@ shape() {
 	say "$n: delay ${delay} us, jitter ${jitter} us, loss ${loss}%, rate ${rate} Mbit/s (0: unlimited)"
 }
 
+# What the bridge sends out of a node's port passes through an htb whose
+# class 1:2 drops everything (pfifo limit 0); a classic-BPF filter per cut
+# pair sends there the IPv4 frames from the other node. The drop is silent,
+# as on a switch that lost a route: established connections hang, new ones
+# time out (a blackhole route in the nodes would fail them at once).
+port_filters() {
+	local port=$1
+	tc -n "$HEAD_NS" qdisc show dev "$port" | grep -q '^qdisc htb 1:' && return 0
+	tc -n "$HEAD_NS" qdisc replace dev "$port" root handle 1: htb default 1 r2q 100000
+	tc -n "$HEAD_NS" class add dev "$port" parent 1: classid 1:1 htb rate 100gbit
+	tc -n "$HEAD_NS" class add dev "$port" parent 1: classid 1:2 htb rate 100gbit
+	tc -n "$HEAD_NS" qdisc add dev "$port" parent 1:2 handle 2: pfifo limit 0
+}
+
+# The cBPF program: an IPv4 frame (ethertype 0x0800 at byte 12) whose
+# source address (byte 26) is $1 (dotted) goes to class 1:2, the rest on.
+drop_from_program() {
+	local a b c d
+	IFS=. read -r a b c d <<<"$1"
+	local ip=$(( (a << 24) | (b << 16) | (c << 8) | d ))
+	# ldh [12]; jeq #0x800 ? next : pass; ld [26]; jeq #ip ? drop : pass;
+	# drop: ret #0x10002 (classid 1:2); pass: ret #0
+	echo "6,40 0 0 12,21 0 3 2048,32 0 0 26,21 0 1 $ip,6 0 0 65538,6 0 0 0"
+}
+
 partition() {
 	local a=$1 b=$2 verb=$3
 	need_node "$a"
 	need_node "$b"
 	[ "$a" != "$b" ] || die "partition $a $b: two different nodes"
-	# A blackhole route in each: what one would send to the other is dropped.
-	ip -n "$(node_ns "$a")" route "$verb" blackhole "$(node_addr "$b")/32" 2>/dev/null || [ "$verb" = del ]
-	ip -n "$(node_ns "$b")" route "$verb" blackhole "$(node_addr "$a")/32" 2>/dev/null || [ "$verb" = del ]
+	local to from
+	for to in "$a" "$b"; do
+		from=$b
+		[ "$to" = "$a" ] || from=$a
+		if [ "$verb" = add ]; then
+			port_filters "$to"
+			tc -n "$HEAD_NS" filter replace dev "$to" parent 1: protocol all prio "${from#n}" \
+				bpf bytecode "$(drop_from_program "$(node_addr "$from")")"
+		else
+			tc -n "$HEAD_NS" filter del dev "$to" parent 1: prio "${from#n}" 2>/dev/null || true
+		fi
+	done
+}
+
+# Nodes a node's port drops frames from.
+cut_off_from() {
+	tc -n "$HEAD_NS" filter show dev "$1" parent 1: 2>/dev/null |
+		sed -n 's/.* pref \([0-9]*\) bpf.*/n\1/p' | sort -u | tr '\n' ' '
 }
 
 clear_node() {
-	local n=$1 r
+	local n=$1
 	unshape "$n"
 	ip -n "$HEAD_NS" link set "$n" up
-	for r in $(ip -n "$(node_ns "$n")" route show type blackhole | awk '{print $2}'); do
-		ip -n "$(node_ns "$n")" route del blackhole "$r"
-	done
+	tc -n "$HEAD_NS" qdisc del dev "$n" root 2>/dev/null || true
 }
 
 show() {
@@ -132,7 +170,7 @@ show() {
 		case ,$flags, in *,UP,*) ;; *) what+=" switch port down" ;; esac
 		[ ! -f "$(emulator_pid_file "$n")" ] ||
 			what+=" shaped: $(head -n 1 "$STATE/log/link.$n.log" 2>/dev/null)"
-		holes=$(ip -n "$(node_ns "$n")" route show type blackhole | awk '{print $2}' | tr '\n' ' ')
+		holes=$(cut_off_from "$n")
 		[ -z "$holes" ] || what+=" cut off from ${holes% }"
 		echo "$n:${what:- as start.sh made it}"
 	done

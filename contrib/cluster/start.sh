@@ -408,7 +408,11 @@ plugstack_conf=$(gen_plugstack_conf)
 
 running=yes
 [ -n "$(cluster_pids munged)" ] && [ -n "$(cluster_pids slurmctld)" ] || running=no
-for n in "${NODES[@]}"; do [ -n "$(slurmd_pid "$n")" ] || running=no; done
+# A node whose slurmd died (a test killed it) boots again below: a new
+# slurmd in new mount and UTS namespaces (a fresh /tmp), on its network.
+nodes_down=()
+for n in "${NODES[@]}"; do [ -n "$(slurmd_pid "$n")" ] || nodes_down+=("$n"); done
+[ ${#nodes_down[@]} -lt ${#NODES[@]} ] || running=no
 same() { if [ -f "$1" ]; then [ "$(cat "$1")" = "$2" ]; else [ -z "$2" ]; fi; }
 if [ $running = yes ] && [ $restart = no ] && same "$CONF" "$slurm_conf" &&
 	same "$STATE/etc/cgroup.conf" "$cgroup_conf" && same "$STATE/etc/mpi.conf" "$mpi_conf" &&
@@ -433,6 +437,10 @@ if [ $running = yes ] && [ $restart = no ] && same "$CONF" "$slurm_conf" &&
 			printf '%s\n' "$new_stamp" >"$STATE/run/plugin.stamp"
 		fi
 	fi
+	for n in "${nodes_down[@]}"; do
+		say "slurmd of $n is not running: starting it (the node boots again)"
+		start_slurmd "$n"
+	done
 	# Nodes left drained/down by an earlier test come back here.
 	if SLURM_CONF=$CONF on_login sinfo -h -N -p debug -o '%t' | grep -qvE '^(idle|mix|alloc|comp)$'; then
 		SLURM_CONF=$CONF on_login scontrol update NodeName="$(IFS=,; echo "${NODES[*]}")" State=RESUME 2>/dev/null || true

@@ -133,6 +133,8 @@ void FenceTree::onChildClosed(uvnet::FrameConnection &c, const std::string &why)
     links_.erase(it);
     if (joined) {
         joined_.erase(node);
+        if (c.peerWentSilent() && settings_.onLinkFailed)
+            settings_.onLinkFailed(node, why);
         breakTree("lost the fence tree link to child " + nodeText(node) + ": " + why);
     }
 }
@@ -285,7 +287,7 @@ void FenceTree::openParent() {
     parent_ = uvnet::FrameConnection::connect(
         loop_, parentHost_, parentPort_, settings_.secret,
         {[this](auto &, std::vector<wire::Frame> &frames) { onParentFrames(frames); },
-         [this](auto &, const std::string &why) { onParentClosed(why); }});
+         [this](auto &c, const std::string &why) { onParentClosed(why, c.peerWentSilent()); }});
     // A failure to connect was reported (onParentClosed) already.
     if (parent_ && parent_->closing()) {
         parent_.reset();
@@ -367,7 +369,7 @@ void FenceTree::relayed(std::uint32_t from, const std::string &payload) {
     }
 }
 
-void FenceTree::onParentClosed(const std::string &why) {
+void FenceTree::onParentClosed(const std::string &why, bool silent) {
     parent_.reset();
     parentReady_ = false;
     const std::uint32_t parent = settings_.shape.parentOf(settings_.nodeIndex);
@@ -391,6 +393,8 @@ void FenceTree::onParentClosed(const std::string &why) {
             settings_.viaHub(parent, std::move(payload));
         return;
     }
+    if (parentEverJoined_ && silent && settings_.onLinkFailed)
+        settings_.onLinkFailed(parent, why);
     breakTree((parentEverJoined_ ? "lost the fence tree link to parent "
                                  : "could not join the fence tree parent ") +
               nodeText(parent) + ": " + why);

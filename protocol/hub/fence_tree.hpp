@@ -19,7 +19,9 @@
 // A lost or misbehaving link fails every pending fence and every later
 // one with a message naming the node, and closes the other links so that
 // the whole tree learns it at once (the hub reports a lost server and srun
-// ends the step). A child may hold only so many fences, and bytes, ahead
+// ends the step). A neighbour that went silent (TCP gave up on it: see
+// uvnet::kDeadLinkSeconds) is also reported (onLinkFailed): both servers
+// may still reach srun, which must end the step itself. A child may hold only so many fences, and bytes, ahead
 // of this node; beyond that its link ends the same way. Loop thread only.
 
 #include "base/expected.hpp"
@@ -67,6 +69,9 @@ public:
         // a child that came that way. Without it, a parent that cannot be
         // joined breaks the tree.
         std::function<void(std::uint32_t node, std::string payload)> viaHub;
+        // A joined neighbour stopped answering (its link or host failed):
+        // the step cannot go on, and srun is to say between which nodes.
+        std::function<void(std::uint32_t node, const std::string &why)> onLinkFailed;
     };
 
     FenceTree(uv_loop_t *loop, Settings settings);
@@ -129,7 +134,8 @@ private:
     bool takeResult(const std::string &payload);
     void openParent();
     void onParentFrames(std::vector<wire::Frame> &frames);
-    void onParentClosed(const std::string &why);
+    // silent: the parent stopped answering (FrameConnection::peerWentSilent).
+    void onParentClosed(const std::string &why, bool silent);
     void sendUp(std::string payload);
     // Goes up (or, at the root, down) once everything below arrived.
     void advance(std::uint64_t sequence);

@@ -184,6 +184,9 @@ bool HubLink::startTree(std::uint32_t fanOut) {
     ts.viaHub = [this](std::uint32_t node, std::string payload) {
         send(MessageType::TreeRelay, wire::encode(wire::TreeRelayMsg{node, std::move(payload)}));
     };
+    ts.onLinkFailed = [this](std::uint32_t node, const std::string &why) {
+        send(MessageType::LinkLost, wire::encode(wire::NoticeMsg{node, why}));
+    };
     tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
     if (!tree_->hasChildren())
         return true;

@@ -226,6 +226,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
     case MessageType::Notice:
         onNotice(node, c, f);
         return;
+    case MessageType::LinkLost:
+        onLinkLost(node, c, f);
+        return;
     case MessageType::Timeline: {
         auto marks = timeline::decodeEvents(f.payload);
         if (!marks) {
@@ -463,6 +466,27 @@ void RendezvousHub::State::onNotice(std::uint32_t node, uvnet::FrameConnection &
                             : "(spawned step " + jobSteps->tagOf(stepOf(m->rank)) + ") " + m->text);
 }
 
+std::string RendezvousHub::State::nodeName(std::uint32_t node) const {
+    const std::uint32_t local = localOf(node);
+    return local < settings.nodeNames.size() ? settings.nodeNames[local]
+                                             : "node index " + std::to_string(local);
+}
+
+void RendezvousHub::State::onLinkLost(std::uint32_t node, uvnet::FrameConnection &c,
+                                      const wire::Frame &f) {
+    auto m = wire::decodeNotice(f.payload);
+    if (!m || m->rank > kLocalMask || m->rank == localOf(node)) {
+        c.close("malformed link report");
+        return;
+    }
+    // Reported by the nodes of a spawned step: that step's srun says it.
+    if (stepOf(node) != 0)
+        return;
+    fail("the network link between " + nodeName(node) + " and " + nodeName(m->rank) +
+         " failed: " + nodeName(node) + "'s server lost its direct link to " +
+         nodeName(m->rank) + "'s (" + m->text + ")");
+}
+
 void RendezvousHub::State::onFenceStuck(std::uint32_t node, uvnet::FrameConnection &c,
                                         const wire::Frame &f) {
     auto m = wire::decodeFenceProbe(f.payload);
@@ -585,7 +609,7 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
     } else if (lost) {
         servers.erase(node);
         names.forgetNode(node);
-        fail("lost the stepmap server of node index " + std::to_string(node) + ": " + why);
+        fail("lost the stepmap server of " + nodeName(node) + ": " + why);
     }
 }
 

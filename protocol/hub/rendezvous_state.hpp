@@ -138,6 +138,9 @@ struct RendezvousHub::State {
     void sendNameAnswer(const NameAnswer &answer);
     void onFenceStuck(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onNotice(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    void onLinkLost(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
+    // A node of this step by its plan name ("node index N" without one).
+    std::string nodeName(std::uint32_t node) const;
     void onFenceEntered(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void expireNames();
     // Job-wide operations (job_operations.cpp).

@@ -17,6 +17,27 @@ struct WriteRequest {
     std::vector<std::uint8_t> bytes;
 };
 
+// A peer whose host died, or whose link went down or was cut off, sends no
+// FIN or RST: without this the connection would wait for the kernel's
+// retransmissions (about 15 minutes) while its step hangs. Probes after
+// kIdleSeconds of silence, and data or probes unacknowledged for
+// kDeadLinkSeconds, close it with ETIMEDOUT (onClosed names the peer).
+constexpr int kIdleSeconds = 5;
+constexpr int kProbeSeconds = 2;
+constexpr int kProbes = 3;
+constexpr unsigned kDeadLinkMilliseconds = kDeadLinkSeconds * 1000u;
+
+void watchForDeadPeer(uv_tcp_t *tcp) {
+    uv_tcp_keepalive(tcp, 1, kIdleSeconds);
+    uv_os_fd_t fd;
+    if (uv_fileno(reinterpret_cast<uv_handle_t *>(tcp), &fd) != 0)
+        return;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kProbeSeconds, sizeof kProbeSeconds);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kProbes, sizeof kProbes);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &kDeadLinkMilliseconds,
+               sizeof kDeadLinkMilliseconds);
+}
+
 } // namespace
 
 void FrameConnection::Release::operator()(FrameConnection *c) const {
@@ -50,6 +71,7 @@ FrameConnection::Ptr FrameConnection::accept(uv_stream_t *server, std::string se
     if (uv_accept(server, reinterpret_cast<uv_stream_t *>(&c->tcp_)) != 0)
         return nullptr; // released: closed quietly
     uv_tcp_nodelay(&c->tcp_, 1);
+    watchForDeadPeer(&c->tcp_);
     c->startReading();
     try {
         c->send(c->channel_.makeChallenge());
@@ -77,6 +99,8 @@ FrameConnection::Ptr FrameConnection::connect(uv_loop_t *loop, const std::string
     std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(res, freeaddrinfo);
     c->connectReq_.data = c.get();
     rc = uv_tcp_connect(&c->connectReq_, &c->tcp_, res->ai_addr, onConnect);
+    if (rc == 0)
+        watchForDeadPeer(&c->tcp_); // the SYN's retransmissions too
     if (rc != 0)
         c->close("cannot connect to " + host + ":" + service + ": " + uv_strerror(rc));
     return c;
@@ -87,7 +111,7 @@ void FrameConnection::onConnect(uv_connect_t *req, int status) {
     if (c->state_ != State::Connecting)
         return;
     if (status != 0) {
-        c->close(std::string("connection failed: ") + uv_strerror(status));
+        c->fail("connection failed", status);
         return;
     }
     c->state_ = State::Open;
@@ -109,8 +133,10 @@ void FrameConnection::onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     if (c->closing() || n == 0)
         return;
     if (n < 0) {
-        c->close(n == UV_EOF ? "peer closed the connection"
-                             : std::string("read failed: ") + uv_strerror(static_cast<int>(n)));
+        if (n == UV_EOF)
+            c->close("peer closed the connection");
+        else
+            c->fail("read failed", static_cast<int>(n));
         return;
     }
     try {
@@ -138,7 +164,7 @@ void FrameConnection::send(std::vector<std::uint8_t> bytes) {
                                static_cast<unsigned>(w->bytes.size()));
     int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t *>(&tcp_), &buf, 1, onWrite);
     if (rc != 0) {
-        close(std::string("write failed: ") + uv_strerror(rc));
+        fail("write failed", rc);
         return;
     }
     w.release(); // onWrite takes it back
@@ -148,7 +174,16 @@ void FrameConnection::onWrite(uv_write_t *req, int status) {
     std::unique_ptr<WriteRequest> w(static_cast<WriteRequest *>(req->data));
     auto *c = static_cast<FrameConnection *>(req->handle->data);
     if (status != 0 && status != UV_ECANCELED && !c->closing())
-        c->close(std::string("write failed: ") + uv_strerror(status));
+        c->fail("write failed", status);
+}
+
+void FrameConnection::fail(const char *what, int code) {
+    if (closing())
+        return;
+    peerWentSilent_ = code == UV_ETIMEDOUT || code == UV_EHOSTUNREACH || code == UV_ENETUNREACH;
+    close(std::string(what) + ": " + uv_strerror(code) +
+          (code == UV_ETIMEDOUT ? " (no answer for " + std::to_string(kDeadLinkSeconds) + " s)"
+                                : std::string()));
 }
 
 void FrameConnection::close(const std::string &why) {

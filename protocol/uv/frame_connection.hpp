@@ -19,6 +19,11 @@
 
 namespace stepmap::uvnet {
 
+// How long a silent peer (its host or link dead, no FIN or RST) keeps a
+// connection: unacknowledged data or keepalive probes for this long close
+// it with "connection timed out".
+constexpr unsigned kDeadLinkSeconds = 15;
+
 class FrameConnection {
 public:
     enum class State {
@@ -67,6 +72,10 @@ public:
     uv_tcp_t *tcp() { return &tcp_; }
     State state() const { return state_; }
     bool closing() const { return state_ == State::Closed; }
+    // Whether it closed because the peer stopped answering (timed out, or
+    // its host became unreachable): a network or host failure, not a peer
+    // that left.
+    bool peerWentSilent() const { return peerWentSilent_; }
 
 private:
     FrameConnection(uv_loop_t *loop, std::string secret, wire::FrameChannel::Role role,
@@ -77,6 +86,8 @@ private:
     void freeIfUnused();
 
     static void onConnect(uv_connect_t *req, int status);
+    // Closes for a libuv error `code` (what failed: "read failed", ...).
+    void fail(const char *what, int code);
     static void onAlloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
     static void onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
     static void onWrite(uv_write_t *req, int status);
@@ -90,6 +101,7 @@ private:
     Callbacks cb_;
     State state_ = State::Open;
     bool released_ = false;     // the owner let go
+    bool peerWentSilent_ = false;
     bool handleClosed_ = false; // libuv let go
     std::vector<char> readBuf_;
 };

@@ -53,6 +53,10 @@ enum class MessageType : std::uint8_t {
     // hub -> every other server of the step: a rank failed (AbortMsg, as
     // RankExit); a server serving recovery (--with-ft=ulfm) tells its ranks.
     RankFailed = 31,
+    // server -> hub: a neighbour on a direct link (the fence tree) stopped
+    // answering, its link or host failed (NoticeMsg: rank = that node's
+    // index, text = what the connection said); srun ends the step.
+    LinkLost = 32,
 };
 
 constexpr std::size_t kNonceSize = 16;

@@ -95,6 +95,16 @@ def require_root():
         raise SystemExit(77)
 
 
+def plugin_arguments():
+    """start.sh's arguments for the cluster as it runs now: its
+    configuration (--namespace, ...) and stepmap from this build."""
+    args = list(_cluster_args)
+    if PLUGIN:
+        args += ["--plugin", PLUGIN, "--plugin-args",
+                 f"server={SERVER} tmpdir={SERVER_TMPDIR} log_dir={LOG_DIR}"]
+    return args
+
+
 def start_cluster(*cluster_args):
     """Starts (or reuses) the cluster with the plugin from the build tree;
     cluster_args (start.sh's --namespace, --contain-spank) restart it in
@@ -108,10 +118,7 @@ def start_cluster(*cluster_args):
     # Job ids restart when the cluster does: old logs would pass for new ones.
     for old in glob.glob(os.path.join(LOG_DIR, "*.log")):
         os.unlink(old)
-    args = [os.path.join(SOURCE_ROOT, "contrib/cluster/start.sh")] + list(cluster_args)
-    if PLUGIN:
-        args += ["--plugin", PLUGIN, "--plugin-args",
-                 f"server={SERVER} tmpdir={SERVER_TMPDIR} log_dir={LOG_DIR}"]
+    args = [os.path.join(SOURCE_ROOT, "contrib/cluster/start.sh")] + plugin_arguments()
     out = subprocess.run(args, check=True, stdout=subprocess.PIPE,
                          text=True, timeout=300).stdout
     env = {}
