@@ -17,7 +17,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 import cluster  # noqa: E402
 
-PLUGSTACK = os.path.join(os.environ.get("STEPMAP_CLUSTER_DIR", "/tmp/stepmap-cluster"),
+PLUGSTACK = os.path.join(os.environ.get("STEPMAP_CLUSTER_DIR", "/var/tmp/stepmap-cluster"),
                          "etc", "plugstack.conf")
 
 

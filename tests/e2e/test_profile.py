@@ -8,6 +8,7 @@ import os
 import re
 import socket
 import subprocess
+import time
 import unittest
 
 import cluster
@@ -159,6 +160,29 @@ def user_mca_params(text):
         subprocess.run(["rm", "-rf", directory])
 
 
+def rank_ports(node):
+    """The TCP ports the test user's mpi_exchange ranks listen on at `node`."""
+    out = subprocess.run(cluster.on_node(node, ["ss", "-ltnpH"]), stdout=subprocess.PIPE,
+                         text=True).stdout
+    return {int(m.group(1)) for m in re.finditer(r":(\d+)\s+\S+\s+users:\(\(\"mpi_exchange\"",
+                                                  out)}
+
+
+def reserved_ports_of_running_step():
+    """The ports Slurm reserved for the test user's running step 0, in
+    order (scontrol show step: ResvPorts=12000-12001), or None."""
+    out = subprocess.run(["scontrol", "show", "step", "-o"], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, **cluster.cluster_env()}).stdout
+    m = re.search(r"ResvPorts=([\d,-]+)", out)
+    if not m:
+        return None
+    ports = []
+    for part in m.group(1).split(","):
+        first, _, last = part.partition("-")
+        ports += range(int(first), int(last or first) + 1)
+    return ports
+
+
 def profile_entry_digest(node):
     m = re.search(r"^    digest: (\S+)$", entries(read(PROFILE))[node], re.M)
     return m.group(1)
@@ -270,6 +294,43 @@ class ProfileTest(cluster.StepTestCase):
 
     def test_all_to_all_runs_modexless_with_a_late_rank(self):
         self.assertModexless(self.run_modexless("alltoall", "late", "5", "2000"), "alltoall")
+
+    def test_slurms_reserved_ports_are_the_ranks_ports(self):
+        # srun --resv-ports (MpiParams=ports in slurm.conf): each node's
+        # ranks take the step's reserved ports by their index there, and
+        # run modex-less; while rank 7 is late, the others listen on them.
+        if not cluster.hosts_network():
+            self.skipTest("the nodes share one network: their reserved ports would collide")
+        with site_profile():
+            proc = subprocess.Popen(
+            ["runuser", "-u", cluster.TEST_USER, "--", "env"] +
+            [f"{k}={v}" for k, v in {**cluster.cluster_env(), **cluster.OMPI_ENV}.items()
+             if k not in DEFAULT_INTERFACES] +
+            ["srun", "-v", "--resv-ports", "-n", "8", "--map-by", "node", "--modex=profile",
+             cluster.MPI_EXCHANGE, "ring", "late", "7", "4000"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp")
+            listening, reserved = set(), None
+            try:
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and proc.poll() is None and \
+                        (len(listening) < 2 or reserved is None):
+                    time.sleep(0.2)
+                    listening = rank_ports("n1")
+                    if reserved is None:
+                        reserved = reserved_ports_of_running_step()
+                out, err = proc.communicate(timeout=120)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        self.assertEqual(proc.returncode, 0, out + err)
+        self.assertEqual(out.count(" ring ok"), 8, out + err)
+        self.assertNotIn("not served", err)
+        self.assertEqual(exchange(err)["data fences"], 0, err)
+        self.assertEqual(exchange(err)["direct modex"], 0, err)
+        self.assertIsNotNone(reserved, "scontrol showed no ResvPorts for the step")
+        self.assertEqual(len(listening), 2, f"n1's ranks listen on {listening}")
+        self.assertEqual(listening, set(reserved[:2]), f"reserved {reserved}")
 
     def test_a_job_script_asks_for_modexless_once_for_every_srun(self):
         script = ("#!/bin/bash\n#SBATCH -N 4 -n 8 --modex=profile\n"
