@@ -78,6 +78,7 @@ remove_network() {
 		fi
 		rm -f "$f"
 	done
+	pkill -KILL -f "^$STATE/run/link_emulator " 2>/dev/null || true
 	for ns in "$HEAD_NS" $(for n in "${NODES[@]}"; do node_ns "$n"; done); do
 		if netns_exists "$ns"; then ip netns del "$ns" 2>/dev/null || say "warning: could not remove network namespace $ns"; fi
 	done

@@ -36,7 +36,6 @@ is_node() {
 	return 1
 }
 need_node() { is_node "$1" || die "$1: not a node of the cluster (${NODES[*]})"; }
-in_head() { ip netns exec "$HEAD_NS" "$@"; }
 
 emulator_pid_file() { echo "$STATE/run/link.$1.pid"; }
 
@@ -68,6 +67,8 @@ unshape() {
 		fi
 		rm -f "$pidf"
 	fi
+	# And any the pid file lost (a run interrupted between start and write).
+	pkill -TERM -f "^$STATE/run/link_emulator $n $n-w " 2>/dev/null || true
 	ip -n "$HEAD_NS" link del "$n-w" 2>/dev/null || true
 	ip -n "$HEAD_NS" link set "$n" master "$BRIDGE" up 2>/dev/null || true
 }
@@ -97,11 +98,14 @@ shape() {
 	ip -n "$HEAD_NS" link set "$n-w" up
 	ip -n "$HEAD_NS" link set "$n" up
 	: >"$STATE/log/link.$n.log"
-	in_head "$bin" "$n" "$n-w" --delay-us "$delay" --jitter-us "$jitter" --loss "$loss" \
-		--rate-mbit "$rate" </dev/null >>"$STATE/log/link.$n.log" 2>&1 9>&- &
-	echo $! >"$(emulator_pid_file "$n")"
+	# ip netns exec execs the emulator: $! is the emulator itself.
+	ip netns exec "$HEAD_NS" "$bin" "$n" "$n-w" --delay-us "$delay" --jitter-us "$jitter" \
+		--loss "$loss" --rate-mbit "$rate" </dev/null >>"$STATE/log/link.$n.log" 2>&1 9>&- &
+	local pid=$!
+	echo "$pid" >"$(emulator_pid_file "$n")"
 	sleep 0.2
-	alive "$!" || die "link_emulator for $n did not start; see $STATE/log/link.$n.log"
+	alive "$pid" && grep -qa link_emulator "/proc/$pid/cmdline" ||
+		die "link_emulator for $n did not start; see $STATE/log/link.$n.log"
 	say "$n: delay ${delay} us, jitter ${jitter} us, loss ${loss}%, rate ${rate} Mbit/s (0: unlimited)"
 }
 

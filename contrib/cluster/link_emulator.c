@@ -23,6 +23,7 @@
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,13 +107,14 @@ static int open_end(const char *name) {
     return fd;
 }
 
-// Reads every frame waiting on d->in into the queue (or drops it).
-static void take_in(struct direction *d) {
+// Reads every frame waiting on d->in into the queue (or drops it). False
+// once the interface is gone (link.sh removed it): the link is unplugged.
+static bool take_in(struct direction *d) {
     static unsigned char buffer[kFrameMax];
     for (;;) {
         ssize_t n = recv(d->in, buffer, sizeof buffer, 0);
         if (n < 0)
-            return; // EAGAIN, or the interface went away: nothing to read
+            return errno == EAGAIN || errno == EINTR || errno == ENETDOWN;
         struct frame *slot = &d->queue[(d->head + d->count) % kQueueMax];
         if (d->count == kQueueMax || !(slot->data = malloc((size_t)n))) {
             ++d->overflow;
@@ -231,10 +233,16 @@ int main(int argc, char **argv) {
         }
         if (ppoll(fds, 2, timeout, NULL) < 0 && errno != EINTR)
             break;
-        if (fds[0].revents & POLLIN)
-            take_in(&ways[0]);
-        if (fds[1].revents & POLLIN)
-            take_in(&ways[1]);
+        // An error or hang-up on a packet socket: its interface went away.
+        bool gone = (fds[0].revents | fds[1].revents) & (POLLERR | POLLHUP | POLLNVAL);
+        if ((fds[0].revents & POLLIN) && !take_in(&ways[0]))
+            gone = true;
+        if ((fds[1].revents & POLLIN) && !take_in(&ways[1]))
+            gone = true;
+        if (gone) {
+            printf("link_emulator: an interface went away (%s)\n", strerror(errno));
+            break;
+        }
     }
     printf("link_emulator: stopped; %s->%s sent %llu dropped %llu overflow %llu; "
            "%s->%s sent %llu dropped %llu overflow %llu\n",
