@@ -3,7 +3,8 @@
 #
 #   contrib/cluster/start.sh [--plugin PATH_TO_stepmap.so] [--plugin-args "k=v ..."]
 #                            [--namespace none|tmpfs|tmpfs-entire-step]
-#                            [--contain-spank] [--network hosts|shared] [--restart]
+#                            [--contain-spank] [--network hosts|shared] [--mpi-ports]
+#                            [--restart]
 #
 # --network hosts (the default): each node is a host of its own: its own
 # network namespace (eth0 = 198.18.0.1K on a bridge), hostname, /tmp,
@@ -11,7 +12,8 @@
 # 198.18.0.1 in the namespace stepmap-head (run commands there with
 # contrib/cluster/login). --network shared: the old layout, every node on
 # 127.0.0.1 of this machine's network, for machines that cannot make
-# network namespaces.
+# network namespaces. --mpi-ports: MpiParams=ports=12000-12999 (Slurm then
+# reserves ports for every step; hosts only).
 # --namespace: the job's private /tmp and /dev/shm (job_container/tmpfs, or
 # namespace/tmpfs from 25.11; tmpfs-entire-step adds EntireStepInNS, 24.11+).
 # --contain-spank: SlurmdParameters=contain_spank (with a namespace, SPANK's
@@ -30,12 +32,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 
 usage() {
-	if [ "${1:-0}" -eq 0 ]; then sed -n '2,29s/^# \{0,1\}//p' "$0"
-	else sed -n '2,29s/^# \{0,1\}//p' "$0" >&2; fi
+	if [ "${1:-0}" -eq 0 ]; then sed -n '2,27s/^# \{0,1\}//p' "$0"
+	else sed -n '2,27s/^# \{0,1\}//p' "$0" >&2; fi
 	exit "${1:-0}"
 }
 
-plugin="" plugin_args="" restart=no namespace=none contain_spank=no network=hosts
+plugin="" plugin_args="" restart=no namespace=none contain_spank=no network=hosts mpi_ports=no
 while [ $# -gt 0 ]; do
 	case $1 in
 	--plugin) [ $# -ge 2 ] || die "--plugin needs a path"; plugin=$2; shift 2 ;;
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--namespace) [ $# -ge 2 ] || die "--namespace needs none, tmpfs or tmpfs-entire-step"; namespace=$2; shift 2 ;;
 	--namespace=*) namespace=${1#*=}; shift ;;
 	--contain-spank) contain_spank=yes; shift ;;
+	--mpi-ports) mpi_ports=yes; shift ;;
 	--network) [ $# -ge 2 ] || die "--network needs hosts or shared"; network=$2; shift 2 ;;
 	--network=*) network=${1#*=}; shift ;;
 	-h|--help) usage 0 ;;
@@ -136,14 +139,15 @@ gen_hosts() {
 	for n in "${NODES[@]}"; do echo "$(node_addr "$n") $n"; done
 }
 
-# With nodes of their own, the ports a site fixes: srun's (and with it
-# stepmap's hub) in SrunPortRange, a step's reserved ones (srun
-# --resv-ports, SLURM_STEP_RESV_PORTS) from MpiParams=ports. On one shared
-# network the nodes' reserved ports would collide.
+# With nodes of their own, srun's ports (and with them stepmap's hub) in
+# SrunPortRange; with --mpi-ports, ports Slurm reserves for every step
+# (MpiParams=ports; SLURM_STEP_RESV_PORTS), which stepmap's --modex=profile
+# takes instead of its own range. On one shared network the nodes'
+# reserved ports would collide.
 gen_port_lines() {
 	[ $network = hosts ] || return 0
 	echo "SrunPortRange=60001-60999"
-	echo "MpiParams=ports=12000-12999"
+	[ $mpi_ports = no ] || echo "MpiParams=ports=12000-12999"
 }
 
 gen_slurm_conf() {

@@ -295,43 +295,6 @@ class ProfileTest(cluster.StepTestCase):
     def test_all_to_all_runs_modexless_with_a_late_rank(self):
         self.assertModexless(self.run_modexless("alltoall", "late", "5", "2000"), "alltoall")
 
-    def test_slurms_reserved_ports_are_the_ranks_ports(self):
-        # srun --resv-ports (MpiParams=ports in slurm.conf): each node's
-        # ranks take the step's reserved ports by their index there, and
-        # run modex-less; while rank 7 is late, the others listen on them.
-        if not cluster.hosts_network():
-            self.skipTest("the nodes share one network: their reserved ports would collide")
-        with site_profile():
-            proc = subprocess.Popen(
-            ["runuser", "-u", cluster.TEST_USER, "--", "env"] +
-            [f"{k}={v}" for k, v in {**cluster.cluster_env(), **cluster.OMPI_ENV}.items()
-             if k not in DEFAULT_INTERFACES] +
-            ["srun", "-v", "--resv-ports", "-n", "8", "--map-by", "node", "--modex=profile",
-             cluster.MPI_EXCHANGE, "ring", "late", "7", "4000"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp")
-            listening, reserved = set(), None
-            try:
-                deadline = time.monotonic() + 30
-                while time.monotonic() < deadline and proc.poll() is None and \
-                        (len(listening) < 2 or reserved is None):
-                    time.sleep(0.2)
-                    listening = rank_ports("n1")
-                    if reserved is None:
-                        reserved = reserved_ports_of_running_step()
-                out, err = proc.communicate(timeout=120)
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
-        self.assertEqual(proc.returncode, 0, out + err)
-        self.assertEqual(out.count(" ring ok"), 8, out + err)
-        self.assertNotIn("not served", err)
-        self.assertEqual(exchange(err)["data fences"], 0, err)
-        self.assertEqual(exchange(err)["direct modex"], 0, err)
-        self.assertIsNotNone(reserved, "scontrol showed no ResvPorts for the step")
-        self.assertEqual(len(listening), 2, f"n1's ranks listen on {listening}")
-        self.assertEqual(listening, set(reserved[:2]), f"reserved {reserved}")
-
     def test_a_job_script_asks_for_modexless_once_for_every_srun(self):
         script = ("#!/bin/bash\n#SBATCH -N 4 -n 8 --modex=profile\n"
                   "unset " + " ".join(DEFAULT_INTERFACES) + "\n"
@@ -454,6 +417,60 @@ class ProfileTest(cluster.StepTestCase):
         self.assertIn("--modex=profile needs the site's interconnect profile, and "
                       "plugstack.conf names none", r.stderr)
         self.assertNotIn("ring ok", r.stdout)
+
+
+class ReservedPortsTest(cluster.StepTestCase):
+    """On a cluster whose slurm.conf reserves ports for steps (start.sh
+    --mpi-ports, separate hosts only); the plain cluster comes back after."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not cluster.start_cluster().get("STEPMAP_CLUSTER_NETWORK") == "hosts":
+            raise unittest.SkipTest("the nodes share one network: their reserved ports "
+                                    "would collide")
+        cluster.start_cluster("--mpi-ports")
+        cluster.make_profile(PROFILE)
+
+    @classmethod
+    def tearDownClass(cls):
+        cluster.start_cluster()
+
+    def test_slurms_reserved_ports_are_the_ranks_ports(self):
+        # MpiParams=ports in slurm.conf: Slurm reserves ports for the step
+        # (SLURM_STEP_RESV_PORTS); each node's ranks take them by their
+        # index there and run modex-less. While rank 7 is late, the others
+        # listen on them.
+        with site_profile():
+            env = {k: v for k, v in {**cluster.cluster_env(), **cluster.OMPI_ENV}.items()
+                   if k not in DEFAULT_INTERFACES}
+            proc = subprocess.Popen(
+                ["runuser", "-u", cluster.TEST_USER, "--", "env"] +
+                [f"{k}={v}" for k, v in env.items()] +
+                ["srun", "-v", "-n", "8", "--map-by", "node", "--modex=profile",
+                 cluster.MPI_EXCHANGE, "ring", "late", "7", "4000"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp")
+            listening, reserved = set(), None
+            try:
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and proc.poll() is None and \
+                        (len(listening) < 2 or reserved is None):
+                    time.sleep(0.2)
+                    listening = rank_ports("n1")
+                    if reserved is None:
+                        reserved = reserved_ports_of_running_step()
+                out, err = proc.communicate(timeout=120)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        self.assertEqual(proc.returncode, 0, out + err)
+        self.assertEqual(out.count(" ring ok"), 8, out + err)
+        self.assertNotIn("not served", err)
+        self.assertEqual(exchange(err)["data fences"], 0, err)
+        self.assertEqual(exchange(err)["direct modex"], 0, err)
+        self.assertIsNotNone(reserved, "scontrol showed no ResvPorts for the step")
+        self.assertEqual(len(listening), 2, f"n1's ranks listen on {listening}")
+        self.assertEqual(listening, set(reserved[:2]), f"reserved {reserved}")
 
 
 if __name__ == "__main__":
