@@ -15,6 +15,33 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 import cluster  # noqa: E402,F401  (re-exported for the scripts)
 
+import contextlib  # noqa: E402
+import subprocess  # noqa: E402
+
+
+@contextlib.contextmanager
+def modelled_network(spec):
+    """Every node's link shaped as `spec` says ("delay=0.02 rate=10000":
+    contrib/cluster/link.sh shape's words) while the block runs, for the
+    peer's runs and stepmap's alike; nothing if spec is empty."""
+    link = os.path.join(cluster.SOURCE_ROOT, "contrib/cluster/link.sh")
+    if spec:
+        if not cluster.hosts_network():
+            raise SystemExit("--network-model needs the cluster of separate hosts")
+        for node in cluster.NODES:
+            subprocess.run([link, node, "shape"] + spec.split(), check=True)
+    try:
+        yield
+    finally:
+        if spec:
+            subprocess.run([link, "clear"], check=True)
+
+
+def add_network_model_option(parser):
+    parser.add_argument("--network-model", default="",
+                        help='every node\'s link shaped so, e.g. "delay=0.02 rate=10000" '
+                             '(20 us one way, 10 Gbit/s; contrib/cluster/link.sh shape)')
+
 
 class Plugstack:
     """The cluster's plugstack.conf, switched between the plugin's line,

@@ -10,7 +10,8 @@ with it; runs interleaved (interleave.py). Launch overhead = a median minus
 the floor's median; ratio = stepmap's overhead / mpi/pmix's (lower is
 better; issue 11's targets: 0.7 for the hello, 0.5 for PMIx-only).
 
-Usage: launch_time.py [--rounds N] [--ranks 4,8,16,32] [--programs hello,pmix]   (root; the cluster
+Usage: launch_time.py [--rounds N] [--ranks 4,8,16,32] [--programs hello,pmix]
+       [--network-model "delay=0.02 rate=10000"]   (root; the cluster
 up with the plugin, as contrib/bench/launch-time.sh arranges)."""
 
 import argparse
@@ -18,7 +19,8 @@ import os
 import re
 import statistics
 
-from interleave import Plugstack, Variant, cluster, describe, median, run_rounds
+from interleave import (Plugstack, Variant, add_network_model_option, cluster, describe,
+                        median, modelled_network, run_rounds)
 
 
 PMIX_FENCE = os.environ.get("STEPMAP_PMIX_FENCE", "")
@@ -78,6 +80,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--ranks", default="4,8,16,32")
     ap.add_argument("--programs", default="hello,pmix")
+    add_network_model_option(ap)
     opts = ap.parse_args()
     programs = opts.programs.split(",")
     for p in programs:
@@ -87,7 +90,9 @@ def main():
         raise SystemExit("STEPMAP_PMIX_FENCE is not set (contrib/bench/launch-time.sh sets it)")
     cluster.start_cluster()
     summary = []
-    with Plugstack() as plugstack:
+    if opts.network_model:
+        print(f"every node's link: {opts.network_model} (contrib/cluster/link.sh shape)")
+    with modelled_network(opts.network_model), Plugstack() as plugstack:
         for n in [int(x) for x in opts.ranks.split(",")]:
             # One floor per node count, shared by both programs; every
             # variant of that count interleaved in the same rounds.

@@ -21,7 +21,8 @@ import argparse
 import os
 import re
 
-from interleave import Plugstack, Variant, cluster, describe, median, run_rounds
+from interleave import (Plugstack, Variant, add_network_model_option, cluster, describe,
+                        median, modelled_network, run_rounds)
 
 PROFILE = "/var/tmp/stepmap-bench-profile.yaml"
 # Every variant lets Open MPI use its default interfaces (eth0 here): the
@@ -64,11 +65,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--ranks", default="4,8,16")
+    add_network_model_option(ap)
     opts = ap.parse_args()
     cluster.start_cluster()
     cluster.make_profile(PROFILE)
     summary = []
-    with Plugstack(profile=PROFILE) as plugstack:
+    if opts.network_model:
+        print(f"every node's link: {opts.network_model} (contrib/cluster/link.sh shape)")
+    with modelled_network(opts.network_model), Plugstack(profile=PROFILE) as plugstack:
         for n in [int(x) for x in opts.ranks.split(",")]:
             vs = variants(n)
             kept = {}
