@@ -90,7 +90,7 @@ class Variant:
     """One way of running: a name, whether the plugin is loaded, the argv
     (run as the test user) and a check of a good result."""
 
-    def __init__(self, name, plugin, argv, ok=lambda r: r.returncode == 0, timeout=120,
+    def __init__(self, name, plugin, argv, ok=lambda r: r.returncode == 0, timeout=60,
                  without=()):
         self.name, self.plugin, self.argv, self.ok, self.timeout = name, plugin, argv, ok, timeout
         self.without = without  # environment variables left out (cluster.run_as_user)
@@ -105,7 +105,17 @@ def run_rounds(plugstack, variants, rounds, warmup=1):
         for v in variants[shift:] + variants[:shift]:
             plugstack.set(v.plugin)
             t0 = time.perf_counter()
-            res = cluster.run_as_user(v.argv, timeout=v.timeout, without=v.without)
+            try:
+                res = cluster.run_as_user(v.argv, timeout=v.timeout, without=v.without)
+            except subprocess.TimeoutExpired as e:
+                # A hung run (Slurm's mpi/pmix at times rejects its own
+                # direct connection: "Invalid authentication credential")
+                # is a failure, and its job must not hold the nodes.
+                res = subprocess.CompletedProcess(v.argv, -1, e.stdout or "",
+                                                  f"timed out after {v.timeout} s")
+                subprocess.run(["scancel", "-u", cluster.TEST_USER],
+                               env={**os.environ, **cluster.cluster_env()})
+                cluster.wait_for(lambda: not cluster.slurm_jobs(), 60)
             dt = time.perf_counter() - t0
             if r < warmup:
                 continue
