@@ -44,6 +44,12 @@ void HubLink::open() {
 void HubLink::onClosed(const std::string &why) {
     conn_.reset();
     ready_ = false;
+    if (leaveWhenWelcomed_) { // leaving anyway: no retry
+        uv_timer_stop(retry_.get());
+        leaveWhenWelcomed_ = false;
+        leave();
+        return;
+    }
     if (!everJoined_ && onLost_ && uv_now(loop_) + 250 < joinDeadline_) {
         host_.log("could not join srun's rendezvous (" + why + "); trying again");
         uv_timer_start(
@@ -61,6 +67,23 @@ void HubLink::leave() {
     onProfileVerdict_ = nullptr;
     if (retry_)
         uv_timer_stop(retry_.get());
+    // Connected but not welcomed yet (a rank that failed at once stops the
+    // server that early): srun counts this server in already, and a close
+    // without goodbye would read as a lost server and end the step. Wait a
+    // moment for the Welcome, then say what there is to say and go.
+    if (!ready_ && conn_ && !conn_->closing() && retry_ && !leaveWhenWelcomed_) {
+        leaveWhenWelcomed_ = true;
+        uv_timer_start(
+            retry_.get(),
+            [](uv_timer_t *t) {
+                auto *self = static_cast<HubLink *>(t->data);
+                self->leaveWhenWelcomed_ = false;
+                self->leave();
+            },
+            kWelcomeWaitOnLeaveMs, 0);
+        return;
+    }
+    leaveWhenWelcomed_ = false;
     const unsigned fences = fencesDone_ + (tree_ ? tree_->fencesDone() : 0);
     tree_.reset();
     host_.log("served " + std::to_string(fences) + " fences, asked " + std::to_string(modexAsked_) +
@@ -167,6 +190,11 @@ void HubLink::onWelcome(const wire::Frame &f) {
     for (auto &[type, payload] : queued_)
         conn_->send(type, payload);
     queued_.clear();
+    if (leaveWhenWelcomed_) {
+        leaveWhenWelcomed_ = false;
+        leave();
+        return;
+    }
     if (m->fanOut > 0 && settings_.nodeCount > 1 && !startTree(m->fanOut))
         return;
     auto held = std::move(held_);

@@ -174,6 +174,10 @@ private:
     bool ready_ = false;
     bool lost_ = false; // the hub went: requests fail at once
     bool everJoined_ = false;
+    // leave() came before the Welcome: it finishes when that arrives, or
+    // after kWelcomeWaitOnLeaveMs (the plugin's stop allows 2 s).
+    bool leaveWhenWelcomed_ = false;
+    static constexpr unsigned kWelcomeWaitOnLeaveMs = 1000;
     uvnet::UvHandlePtr<uv_timer_t> retry_;
     std::uint64_t joinDeadline_ = 0;
     std::vector<std::pair<wire::MessageType, std::string>> queued_;
