@@ -21,8 +21,9 @@
 // the whole tree learns it at once (the hub reports a lost server and srun
 // ends the step). A neighbour that went silent (TCP gave up on it: see
 // uvnet::kDeadLinkSeconds) is also reported (onLinkFailed): both servers
-// may still reach srun, which must end the step itself. A child may hold only so many fences, and bytes, ahead
-// of this node; beyond that its link ends the same way. Loop thread only.
+// may still reach srun, which must end the step itself. A child may hold
+// only so many fences, and bytes, ahead of this node; beyond that its link
+// ends the same way. Loop thread only.
 
 #include "base/expected.hpp"
 #include "protocol/hub/data_reply.hpp"

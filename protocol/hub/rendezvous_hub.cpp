@@ -483,8 +483,8 @@ void RendezvousHub::State::onLinkLost(std::uint32_t node, uvnet::FrameConnection
     if (stepOf(node) != 0)
         return;
     fail("the network link between " + nodeName(node) + " and " + nodeName(m->rank) +
-         " failed: " + nodeName(node) + "'s server lost its direct link to " +
-         nodeName(m->rank) + "'s (" + m->text + ")");
+         " failed: " + nodeName(node) + "'s server lost its direct link to " + nodeName(m->rank) +
+         "'s (" + m->text + ")");
 }
 
 void RendezvousHub::State::onFenceStuck(std::uint32_t node, uvnet::FrameConnection &c,

@@ -100,7 +100,7 @@ private:
     wire::FrameChannel channel_;
     Callbacks cb_;
     State state_ = State::Open;
-    bool released_ = false;     // the owner let go
+    bool released_ = false; // the owner let go
     bool peerWentSilent_ = false;
     bool handleClosed_ = false; // libuv let go
     std::vector<char> readBuf_;

@@ -157,6 +157,14 @@ def hosts_network():
     return cluster_env().get("STEPMAP_CLUSTER_NETWORK", "shared") == "hosts"
 
 
+def require_hosts_network():
+    """Starts the cluster; skips the calling test class (SkipTest) where the
+    nodes share one network (start.sh --network shared)."""
+    start_cluster()
+    if not hosts_network():
+        raise unittest.SkipTest("the cluster shares one network (start.sh --network shared)")
+
+
 def slurmd_pid(node):
     """The pid of the slurmd serving `node` (it and its steps live in the
     node's mount, network and UTS namespaces), or None."""

@@ -51,9 +51,7 @@ def tcp_peers(node, command):
 class HostsTest(cluster.StepTestCase):
     @classmethod
     def setUpClass(cls):
-        cluster.start_cluster()
-        if not cluster.hosts_network():
-            raise unittest.SkipTest("the cluster shares one network (start.sh --network shared)")
+        cluster.require_hosts_network()
 
     def test_the_hub_listens_on_the_login_address_inside_srun_port_range(self):
         r = cluster.srun("-v", "-N", "2", "-n", "2", "--map-by", "node", MPI_HELLO)

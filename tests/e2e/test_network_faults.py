@@ -71,9 +71,7 @@ def shared_memory_left():
 class NetworkFaultTest(cluster.StepTestCase):
     @classmethod
     def setUpClass(cls):
-        cluster.start_cluster()
-        if not cluster.hosts_network():
-            raise unittest.SkipTest("the cluster shares one network (start.sh --network shared)")
+        cluster.require_hosts_network()
 
     def setUp(self):
         link("clear")
