@@ -109,6 +109,12 @@ void HubCollective::abort(std::uint32_t rank, int status, std::string message) {
     link_.abort(rank, status, std::move(message));
 }
 
+std::optional<std::uint32_t> HubCollective::ownerOf(std::uint32_t rank) const {
+    if (rank >= config_.plan.ranks.size())
+        return std::nullopt;
+    return config_.plan.ranks[rank].node;
+}
+
 bool HubCollective::ownsRank(std::uint32_t rank) const {
     return rank < config_.plan.ranks.size() && config_.plan.ranks[rank].node == config_.nodeIndex;
 }

@@ -58,6 +58,7 @@ public:
 private:
     void localModex(std::uint32_t rank, hub::DataReply done) override;
     bool ownsRank(std::uint32_t rank) const override;
+    std::optional<std::uint32_t> ownerOf(std::uint32_t rank) const override;
     hub::LinkStatuses statuses() const override;
     std::string statusText(int status) const override;
     void log(const std::string &line) override;

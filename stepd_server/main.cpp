@@ -28,6 +28,7 @@
 #include <uv.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -415,6 +416,10 @@ int main(int argc, char **argv) {
                     stepmap::server::kServesGroups ? "served" : "not served (needs PMIx 5)");
         return 0;
     }
+    // A peer that went away (another node's server, srun, a PMIx client)
+    // must fail the write to it with EPIPE, not kill the server: libuv
+    // writes with write(2), which raises SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
     try {
         return serve(argc, argv);
     } catch (const std::exception &e) {

@@ -1,9 +1,7 @@
 #include "protocol/hub/fence_tree.hpp"
 
+#include "protocol/uv/listen_beside.hpp"
 #include "protocol/wire/payloads.hpp"
-
-#include <netdb.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 
@@ -30,36 +28,14 @@ FenceTree::~FenceTree() {
 }
 
 Expected<int> FenceTree::listen(uv_tcp_t *near) {
-    sockaddr_storage addr{};
-    int len = sizeof addr;
-    int rc = uv_tcp_getsockname(near, reinterpret_cast<sockaddr *>(&addr), &len);
-    if (rc == 0) {
-        // The same address, any port.
-        if (addr.ss_family == AF_INET6)
-            reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = 0;
-        else
-            reinterpret_cast<sockaddr_in *>(&addr)->sin_port = 0;
-        listener_ = uvnet::makeHandle(uv_tcp_init, loop_);
-        rc = listener_ ? uv_tcp_bind(listener_.get(), reinterpret_cast<sockaddr *>(&addr), 0)
-                       : UV_ENOMEM;
-    }
-    if (rc == 0) {
-        listener_->data = this;
-        // As many as srun's hub: a flood that fills the kernel's queue
-        // drops the children's connection requests too.
-        rc = uv_listen(reinterpret_cast<uv_stream_t *>(listener_.get()), 1024,
-                       [](uv_stream_t *server, int status) {
-                           if (status == 0)
-                               static_cast<FenceTree *>(server->data)->admit(server);
-                       });
-    }
-    if (rc == 0)
-        rc = uv_tcp_getsockname(listener_.get(), reinterpret_cast<sockaddr *>(&addr), &len);
-    if (rc != 0) {
-        listener_.reset();
-        return UserError{std::string("cannot listen for the fence tree's children: ") +
-                         uv_strerror(rc)};
-    }
+    auto listening = uvnet::listenBeside(loop_, near, this, [](uv_stream_t *server, int status) {
+        if (status == 0)
+            static_cast<FenceTree *>(server->data)->admit(server);
+    });
+    if (!listening)
+        return UserError{"cannot listen for the fence tree's children: " +
+                         listening.error().message};
+    listener_ = std::move(listening->handle);
     // Room for every child mid-handshake several times over, and for all of
     // them on one address (several node servers on one host).
     HandshakeGate::Settings gs;
@@ -75,8 +51,7 @@ Expected<int> FenceTree::listen(uv_tcp_t *near) {
     uv_timer_start(
         sweep_.get(), [](uv_timer_t *t) { static_cast<FenceTree *>(t->data)->gate_->sweep(); },
         every, every);
-    return addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port)
-                                      : ntohs(reinterpret_cast<sockaddr_in *>(&addr)->sin_port);
+    return listening->port;
 }
 
 void FenceTree::admit(uv_stream_t *server) {

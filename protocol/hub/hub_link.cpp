@@ -17,6 +17,9 @@ HubLink::HubLink(uv_loop_t *loop, Settings settings, LinkHost &host,
 
 HubLink::~HubLink() {
     onLost_ = nullptr;
+    // The tree's own fence (the address book) fails quietly here: the
+    // server may be gone already.
+    destroying_ = true;
     failAll("server is stopping");
     conn_.reset();
 }
@@ -84,8 +87,12 @@ void HubLink::leave() {
         return;
     }
     leaveWhenWelcomed_ = false;
-    const unsigned fences = fencesDone_ + (tree_ ? tree_->fencesDone() : 0);
+    // The address book's tree fence is the link's own, not a rank's.
+    const unsigned fences =
+        fencesDone_ + (tree_ ? tree_->fencesDone() : 0) - (addressBookFenced_ ? 1 : 0);
     tree_.reset();
+    if (peers_)
+        peers_->leave();
     host_.log("served " + std::to_string(fences) + " fences, asked " + std::to_string(modexAsked_) +
               " and answered " + std::to_string(counted_.modexAnswered) + " direct-modex requests");
     timeline::ExchangeCounters exchange = host_.exchangeCounters();
@@ -197,6 +204,14 @@ void HubLink::onWelcome(const wire::Frame &f) {
     }
     if (m->fanOut > 0 && settings_.nodeCount > 1 && !startTree(m->fanOut))
         return;
+    if (!peers_) {
+        // No tree, no address book: the requests that waited go to the hub.
+        bookSettled_ = true;
+        auto waiting = std::move(awaitingBook_);
+        awaitingBook_.clear();
+        for (auto id : waiting)
+            routeModex(id);
+    }
     auto held = std::move(held_);
     held_.clear();
     for (auto &h : held)
@@ -207,7 +222,10 @@ bool HubLink::startTree(std::uint32_t fanOut) {
     FenceTree::Settings ts{settings_.secret, settings_.nodeIndex,
                            TreeShape(settings_.nodeCount, fanOut), statuses_};
     ts.joinRetryMs = settings_.treeJoinRetryMs;
-    ts.log = [this](const std::string &line) { host_.log(line); };
+    ts.log = [this](const std::string &line) {
+        if (!destroying_)
+            host_.log(line);
+    };
     // A neighbour this node cannot reach directly, through the hub.
     ts.viaHub = [this](std::uint32_t node, std::string payload) {
         send(MessageType::TreeRelay, wire::encode(wire::TreeRelayMsg{node, std::move(payload)}));
@@ -216,6 +234,7 @@ bool HubLink::startTree(std::uint32_t fanOut) {
         send(MessageType::LinkLost, wire::encode(wire::NoticeMsg{node, why}));
     };
     tree_ = std::make_unique<FenceTree>(loop_, std::move(ts));
+    gatherAddressBook();
     if (!tree_->hasChildren())
         return true;
     const auto port = tree_->listen(conn_->tcp());
@@ -227,6 +246,42 @@ bool HubLink::startTree(std::uint32_t fanOut) {
     conn_->send(MessageType::TreeListen,
                 wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(*port)}));
     return true;
+}
+
+void HubLink::gatherAddressBook() {
+    PeerModex::Settings ps;
+    ps.secret = settings_.secret;
+    ps.nodeIndex = settings_.nodeIndex;
+    ps.nodeCount = settings_.nodeCount;
+    ps.onAnswer = [this](std::uint64_t id, int status, std::string data) {
+        if (status == kHubRankGone)
+            finishModex(id, statuses_.notFound, {}, "the rank's node's server left");
+        else
+            finishModex(id, status, std::move(data), "the owning node answered so");
+    };
+    ps.onDetour = [this](std::uint64_t id) { modexThroughHub(id); };
+    peers_ = std::make_unique<PeerModex>(loop_, std::move(ps), host_, counted_);
+    std::string entry = peers_->listen(conn_->tcp());
+    // Every node's first tree fence: the sequences stay the same on all.
+    tree_->fence(true, std::move(entry), [this](int status, std::string data) {
+        if (destroying_)
+            return;
+        auto book = status == statuses_.success ? decodeAddressBook(data, settings_.nodeCount)
+                                                : std::nullopt;
+        addressBookFenced_ = status == statuses_.success;
+        if (book)
+            peers_->setAddressBook(std::move(*book));
+        else
+            host_.log("no address book of the step's servers (" +
+                      (status == statuses_.success ? std::string("malformed")
+                                                   : host_.statusText(status)) +
+                      "); direct modex goes through srun's hub");
+        bookSettled_ = true;
+        auto waiting = std::move(awaitingBook_);
+        awaitingBook_.clear();
+        for (auto id : waiting)
+            routeModex(id);
+    });
 }
 
 bool HubLink::onTreeParent(const wire::Frame &f) {
@@ -454,8 +509,39 @@ void HubLink::directModex(std::uint32_t rank, DataReply done) {
                                      std::to_string(p->link->settings_.dmodexTimeoutSec) + " s");
         },
         static_cast<std::uint64_t>(settings_.dmodexTimeoutSec) * 1000, 0);
+    routeModex(id);
+}
+
+void HubLink::routeModex(std::uint64_t id) {
+    auto it = modex_.find(id);
+    if (it == modex_.end())
+        return; // answered or timed out meanwhile
+    const std::uint32_t rank = it->second.rank;
+    const auto owner = host_.ownerOf(rank);
+    if (owner && *owner != settings_.nodeIndex && !lost_) {
+        // Until the welcome says whether there is a tree, and then until
+        // its address book came: it comes once every server joined the
+        // tree, as the owner's server must have before it can answer.
+        if (!everJoined_ || (peers_ && !bookSettled_)) {
+            awaitingBook_.push_back(id);
+            return;
+        }
+        if (peers_ && peers_->ask(*owner, id, rank))
+            return;
+    }
+    modexThroughHub(id);
+}
+
+void HubLink::modexThroughHub(std::uint64_t id) {
+    auto it = modex_.find(id);
+    if (it == modex_.end())
+        return;
+    if (lost_) {
+        finishModex(id, statuses_.lostConnection, {}, "srun's rendezvous is gone");
+        return;
+    }
     send(MessageType::DmodexRequest,
-         wire::encode(wire::DmodexRequestMsg{id, settings_.nodeIndex, rank}));
+         wire::encode(wire::DmodexRequestMsg{id, settings_.nodeIndex, it->second.rank}));
 }
 
 void HubLink::finishModex(std::uint64_t id, int status, std::string data,

@@ -9,6 +9,8 @@
 
 #include "protocol/hub/data_reply.hpp"
 #include "protocol/hub/fence_tree.hpp"
+#include "protocol/hub/link_host.hpp"
+#include "protocol/hub/peer_modex.hpp"
 #include "protocol/timeline/exchange_counters.hpp"
 #include "protocol/timeline/step_timeline.hpp"
 #include "protocol/uv/frame_connection.hpp"
@@ -25,25 +27,6 @@
 #include <vector>
 
 namespace stepmap::hub {
-
-// What the link needs of the node server it serves. Loop thread.
-class LinkHost {
-public:
-    virtual ~LinkHost() = default;
-    // This node's data of one of its ranks, asked for by another node.
-    virtual void localModex(std::uint32_t rank, DataReply done) = 0;
-    // Whether rank runs on this node: a request for another node's rank is
-    // refused. (The server holds the plan; the link keeps no per-rank table.)
-    virtual bool ownsRank(std::uint32_t rank) const = 0;
-    virtual LinkStatuses statuses() const = 0;
-    virtual std::string statusText(int status) const = 0;
-    virtual void log(const std::string &line) = 0;
-    // What the server counted of the step's exchange (fences, its clients'
-    // direct modex); the link adds the bytes and the requests it answered.
-    virtual timeline::ExchangeCounters exchangeCounters() const { return {}; }
-    // Another node's rank failed (its exit status: 1-255).
-    virtual void rankFailed(std::uint32_t rank, int status) { (void)rank, (void)status; }
-};
 
 class HubLink {
 public:
@@ -90,6 +73,8 @@ public:
     // PMIx_Connect joins): two operations over one node set that nodes
     // enter in different orders still meet their own partners.
     void barrier(const std::string &label, std::vector<std::uint32_t> nodes, DataReply done);
+    // Asks the owner's server directly once the step's address book is in
+    // (hub/peer_modex.hpp), else, or if that fails, through the hub.
     void directModex(std::uint32_t rank, DataReply done);
     void abort(std::uint32_t rank, int status, std::string message);
     // A line for srun's terminal about rank (what it asked for that the
@@ -141,6 +126,12 @@ private:
     // Joins the fence tree the hub's welcome asked for; false once the
     // connection is gone (no port to take the children on).
     bool startTree(std::uint32_t fanOut);
+    // Every server's part of the address book, over the tree (its first
+    // fence on every node); then the requests that waited for it go.
+    void gatherAddressBook();
+    // Sends pending request id directly if it can, else through the hub.
+    void routeModex(std::uint64_t id);
+    void modexThroughHub(std::uint64_t id);
     bool onTreeParent(const wire::Frame &f);
     bool onTreeRelay(const wire::Frame &f);
     void dispatchFence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
@@ -184,6 +175,11 @@ private:
     std::map<std::string, std::uint64_t> fenceCounters_;
     std::map<std::string, DataReply> fences_;
     std::unique_ptr<FenceTree> tree_;
+    std::unique_ptr<PeerModex> peers_;
+    bool bookSettled_ = false; // the address book came, or cannot come
+    bool addressBookFenced_ = false;
+    bool destroying_ = false;
+    std::vector<std::uint64_t> awaitingBook_;
     struct HeldFence {
         std::vector<std::uint32_t> nodes;
         bool collect;

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -382,6 +383,7 @@ void RendezvousHub::State::onDmodexRequest(std::uint32_t node, uvnet::FrameConne
         return;
     }
     std::uint32_t owner = *ownerNode;
+    ++modexRouted;
     if (!servers.count(owner)) {
         if (waitingFrom[node] >= settings.maxWaitingRequestsPerServer) {
             c.close("more than " + std::to_string(settings.maxWaitingRequestsPerServer) +
@@ -868,12 +870,24 @@ Expected<std::unique_ptr<RendezvousHub>> RendezvousHub::start(std::vector<std::u
     // The hub thread's firewall: what escapes the loop (the kernel out of
     // random bytes, HMAC failing: wire/secret.cpp) ends the step, not srun.
     st->thread = std::thread([raw] {
+        // A server that went away fails the write to it with EPIPE: the
+        // signal libuv's write(2) raises stays blocked in this thread (srun's
+        // own disposition is srun's).
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
         try {
             raw->runLoop();
         } catch (const std::exception &e) {
             if (raw->events.onFailure)
                 raw->events.onFailure(std::string("srun's rendezvous failed: ") + e.what());
         }
+        // What the thread used in all, for cpuMs() once it is gone.
+        timespec used{};
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used) == 0)
+            raw->finalCpuMs.store(static_cast<double>(used.tv_sec) * 1e3 +
+                                  static_cast<double>(used.tv_nsec) / 1e6);
     });
     std::unique_ptr<RendezvousHub> hub(new RendezvousHub);
     hub->state_ = std::move(st);
@@ -888,11 +902,16 @@ std::string RendezvousHub::address() const {
     return state_->address + ":" + std::to_string(state_->port);
 }
 
+std::uint64_t RendezvousHub::modexRouted() const {
+    return state_->modexRouted.load();
+}
+
 double RendezvousHub::cpuMs() const {
     clockid_t clock;
     timespec used{};
-    if (!state_->thread.joinable() ||
-        pthread_getcpuclockid(state_->thread.native_handle(), &clock) != 0 ||
+    if (!state_->thread.joinable())
+        return state_->finalCpuMs.load();
+    if (pthread_getcpuclockid(state_->thread.native_handle(), &clock) != 0 ||
         clock_gettime(clock, &used) != 0)
         return 0;
     return static_cast<double>(used.tv_sec) * 1e3 + static_cast<double>(used.tv_nsec) / 1e6;

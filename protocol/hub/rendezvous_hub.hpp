@@ -129,8 +129,13 @@ public:
     int port() const;
     // "ADDRESS:PORT" (numeric) for the node servers.
     std::string address() const;
-    // CPU time the hub's thread used so far (ms): what the step costs srun.
+    // CPU time the hub's thread used so far (ms), in all once shut down:
+    // what the step costs srun.
     double cpuMs() const;
+    // Direct-modex requests the hub routed to a server so far (those of the
+    // step's own ranks go server to server once the servers know each
+    // other). Any thread.
+    std::uint64_t modexRouted() const;
     // srun could not start spawned step `index` (why, for the rank that
     // asked). Any thread.
     void spawnFailed(std::uint32_t index, const std::string &why);

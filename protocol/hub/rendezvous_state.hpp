@@ -13,6 +13,7 @@
 
 #include <uv.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,9 @@ struct RendezvousHub::State {
     int shutdownStatus = 0;
     std::string shutdownReason;
     bool stopping = false;
+    // Direct-modex requests the hub routed (RendezvousHub::modexRouted).
+    std::atomic<std::uint64_t> modexRouted{0};
+    std::atomic<double> finalCpuMs{0}; // once the thread ended
 
     enum class PeerState {
         Unauthenticated, // may send only its Hello, within the handshake deadline

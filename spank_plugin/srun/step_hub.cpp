@@ -187,8 +187,15 @@ int StepHub::finish(timeline::SrunMarks marks) {
         spawned_->awaitAll();
     if (hub_) {
         hub_->shutdown(0, "srun is done");
+        const std::uint64_t routed = hub_->modexRouted();
+        const double hubCpuMs = hub_->cpuMs();
         hub_.reset();
         logCriticalPath(marks);
+        // What the step cost srun: the servers ask each other directly
+        // once they know each other, so srun routes few requests if any.
+        logVerbose("  srun's rendezvous: " + std::to_string(routed) +
+                   " direct-modex request(s) routed through srun, " +
+                   std::to_string(static_cast<long>(hubCpuMs + 0.5)) + " ms of CPU");
     }
     int status = abortStatus_.load();
     // As mpirun: the status of the first rank that failed, not srun's

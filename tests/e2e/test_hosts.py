@@ -93,6 +93,23 @@ class HostsTest(cluster.StepTestCase):
         for node in ("n2", "n3", "n4"):
             self.assertNotIn("through srun's hub", logs.get(node, ""), node)
 
+    def test_direct_modex_goes_server_to_server_not_through_srun(self):
+        # --modex=async: every rank fetches the others' endpoints at first
+        # contact. Each server asks the owner's server on the port that one
+        # logged, over the nodes' own addresses; srun routes none of it.
+        r = cluster.srun("-v", "-N", "4", "-n", "8", "--map-by", "node", "--modex=async",
+                         MPI_EXCHANGE, "alltoall", timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count(" alltoall ok"), 8, r.stdout + r.stderr)
+        m = re.search(r"exchange \(4 of 4 node servers reported.*?(\d+) direct modex "
+                      r"\(\d+ local, (\d+) remote\), (\d+) answered for other nodes", r.stderr)
+        self.assertIsNotNone(m, r.stderr)
+        self.assertGreaterEqual(int(m.group(2)), 4, "remote direct modex")
+        self.assertEqual(m.group(2), m.group(3), "every remote request answered once")
+        self.assertIn("srun's rendezvous: 0 direct-modex request(s) routed through srun",
+                      r.stderr)
+        self.assertEqual(cluster.leftovers(), [])
+
     def exchange_with(self, env, *launch):
         r = cluster.srun("-N", "2", "-n", "4", "--map-by", "node", *launch, MPI_EXCHANGE,
                          "alltoall", extra_env=env, timeout=120)

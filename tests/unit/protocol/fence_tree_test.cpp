@@ -16,6 +16,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <csignal>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -54,6 +56,9 @@ struct Node {
 class FenceTreeTest : public ::testing::Test {
 protected:
     void SetUp() override {
+        // As the node server does (stepd_server/main.cpp): a peer that went
+        // away fails a write with EPIPE.
+        signal(SIGPIPE, SIG_IGN);
         uv_loop_init(&loop_);
         secret_ = *wire::decodeSecretHex(wire::generateSecretHex());
         // The address the trees listen on: a socket bound to loopback, as

@@ -13,6 +13,8 @@
 #include "reply_outcome.hpp"
 
 #include <gtest/gtest.h>
+
+#include <csignal>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -42,6 +44,12 @@ struct FakeHost : hub::LinkHost {
     bool ownsRank(std::uint32_t rank) const override {
         return rank < nodeOfRank.size() && nodeOfRank[rank] == node;
     }
+    bool knowsOwners = false; // else every request goes through the hub
+    std::optional<std::uint32_t> ownerOf(std::uint32_t rank) const override {
+        if (!knowsOwners || rank >= nodeOfRank.size())
+            return std::nullopt;
+        return nodeOfRank[rank];
+    }
     void localModex(std::uint32_t rank, hub::DataReply done) override {
         if (answer)
             done(0, "data of " + std::to_string(rank));
@@ -64,6 +72,9 @@ struct FakeHost : hub::LinkHost {
 class HubLinkTest : public ::testing::Test {
 public:
     void SetUp() override {
+        // As the node server does (stepd_server/main.cpp): a peer that went
+        // away fails a write with EPIPE.
+        signal(SIGPIPE, SIG_IGN);
         uv_loop_init(&loop_);
         secret_ = *wire::decodeSecretHex(wire::generateSecretHex());
         hub::RendezvousHub::Events events;
@@ -242,7 +253,8 @@ TEST_F(HubLinkTest, ALostServerFailsTheTreeFenceNamingIt) {
     ASSERT_TRUE(runUntil([&] { return out[0].status && out[1].status && out[2].status; }));
     EXPECT_EQ(*out[1].status, kStatuses.lostConnection);
     EXPECT_TRUE(std::any_of(hosts[1].lines.begin(), hosts[1].lines.end(), [](auto &l) {
-        return l.rfind("fence 2 failed: lost the fence tree link to child node index 3", 0) == 0;
+        // The tree's first fence is the servers' address book.
+        return l.rfind("fence 3 failed: lost the fence tree link to child node index 3", 0) == 0;
     }));
 }
 
@@ -261,6 +273,54 @@ TEST_F(HubLinkTest, DirectModexIsAnsweredByTheOwningNode) {
     ASSERT_TRUE(m.status);
     EXPECT_EQ(*m.status, 0);
     EXPECT_EQ(m.data, "data of 3");
+}
+
+// Once the servers have their address book (the tree's first fence), the
+// owner's server answers the asking one directly: srun routes nothing.
+TEST_F(HubLinkTest, DirectModexGoesServerToServerOnceTheServersKnowEachOther) {
+    FakeHost h0, h1;
+    h0.knowsOwners = h1.knowsOwners = true;
+    Outcome m = askForRank(h0, h1, 3);
+    ASSERT_TRUE(m.status);
+    EXPECT_EQ(*m.status, 0);
+    EXPECT_EQ(m.data, "data of 3");
+    Outcome again;
+    links_[0]->directModex(1, again.reply());
+    ASSERT_TRUE(runUntil([&] { return again.status.has_value(); }));
+    EXPECT_EQ(again.data, "data of 1");
+    EXPECT_EQ(hub_->modexRouted(), 0u);
+}
+
+// Without the tree there is no address book: the hub routes as before.
+TEST_F(HubLinkTest, DirectModexWithoutTheTreeGoesThroughTheHub) {
+    startHub({0, 1, 0, 1}, 2, 0);
+    FakeHost h0, h1;
+    h0.knowsOwners = h1.knowsOwners = true;
+    Outcome m = askForRank(h0, h1, 3);
+    ASSERT_TRUE(m.status);
+    EXPECT_EQ(m.data, "data of 3");
+    EXPECT_EQ(hub_->modexRouted(), 1u);
+}
+
+// The owner's server leaves: the request its link held goes through the
+// hub, which answers that the rank's server is gone.
+TEST_F(HubLinkTest, ARequestWhoseOwnerLeftIsAnsweredNotFound) {
+    FakeHost h0, h1;
+    h0.knowsOwners = h1.knowsOwners = true;
+    h1.answer = false;
+    auto &a = link(0, h0);
+    auto &b = link(1, h1);
+    a.connect();
+    b.connect();
+    Outcome m;
+    a.directModex(1, m.reply());
+    ASSERT_TRUE(runUntil([&] { return h1.unanswered.size() == 1; }));
+    b.leave();
+    ASSERT_TRUE(runUntil([&] { return m.status.has_value(); }));
+    EXPECT_EQ(*m.status, kStatuses.notFound);
+    EXPECT_TRUE(h0.logged("direct modex for rank 1 failed: status -3 (the rank's node's server "
+                          "left)"));
+    h1.unanswered.clear();
 }
 
 TEST_F(HubLinkTest, DirectModexWithoutAnAnswerTimesOut) {
