@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -39,6 +40,50 @@ void watchForDeadPeer(uv_tcp_t *tcp) {
 }
 
 } // namespace
+
+unsigned benchmarkLinkDelayMs() {
+    static const unsigned delay = [] {
+        const char *v = std::getenv("STEPMAP_BENCH_LINK_DELAY_MS");
+        const unsigned long ms = v ? std::strtoul(v, nullptr, 10) : 0;
+        return ms <= 1000 ? static_cast<unsigned>(ms) : 0u;
+    }();
+    return delay;
+}
+
+void FrameConnection::hold(std::vector<wire::Frame> frames, unsigned delayMs) {
+    if (!holdTimer_) {
+        holdTimer_ = makeTimer(tcp_.loop);
+        if (!holdTimer_) {
+            close("cannot hold frames: no timer");
+            return;
+        }
+        holdTimer_->data = this;
+    }
+    held_.push_back({uv_now(tcp_.loop) + delayMs, std::move(frames)});
+    if (!uv_is_active(reinterpret_cast<uv_handle_t *>(holdTimer_.get())))
+        uv_timer_start(
+            holdTimer_.get(),
+            [](uv_timer_t *t) { static_cast<FrameConnection *>(t->data)->releaseHeld(); }, delayMs,
+            0);
+}
+
+void FrameConnection::releaseHeld() {
+    while (!held_.empty() && !closing() && held_.front().due <= uv_now(tcp_.loop)) {
+        auto frames = std::move(held_.front().frames);
+        held_.pop_front();
+        if (cb_.onFrames)
+            cb_.onFrames(*this, frames);
+    }
+    if (closing()) {
+        held_.clear();
+        return;
+    }
+    if (!held_.empty())
+        uv_timer_start(
+            holdTimer_.get(),
+            [](uv_timer_t *t) { static_cast<FrameConnection *>(t->data)->releaseHeld(); },
+            held_.front().due - uv_now(tcp_.loop), 0);
+}
 
 void FrameConnection::Release::operator()(FrameConnection *c) const {
     c->released_ = true;
@@ -147,7 +192,11 @@ void FrameConnection::onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
         if (c->channel_.established() && c->readBuf_.size() < 64 * 1024)
             c->readBuf_.resize(64 * 1024);
         auto frames = c->channel_.takeFrames();
-        if (!frames.empty() && c->cb_.onFrames)
+        if (frames.empty())
+            return;
+        if (const unsigned delay = benchmarkLinkDelayMs(); delay > 0)
+            c->hold(std::move(frames), delay);
+        else if (c->cb_.onFrames)
             c->cb_.onFrames(*c, frames);
     } catch (const std::exception &e) {
         c->close(e.what());

@@ -8,10 +8,12 @@
 // handle; letting go of an open connection closes it without calling back.
 // onClosed is called at most once, and not after the owner let go.
 
+#include "protocol/uv/uv_handle.hpp"
 #include "protocol/wire/frame_channel.hpp"
 
 #include <uv.h>
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +25,12 @@ namespace stepmap::uvnet {
 // connection: unacknowledged data or keepalive probes for this long close
 // it with "connection timed out".
 constexpr unsigned kDeadLinkSeconds = 15;
+
+// Benchmarks only (contrib/bench/server-scale.sh): every frame received is
+// handed on this many milliseconds after it arrived, a network's one-way
+// latency per hop on a machine that has none. STEPMAP_BENCH_LINK_DELAY_MS,
+// read once; 0 (unset): at once. It can only slow its own process's links.
+unsigned benchmarkLinkDelayMs();
 
 class FrameConnection {
 public:
@@ -82,6 +90,9 @@ private:
                     Callbacks cb);
     ~FrameConnection() = default;
     void startReading();
+    // benchmarkLinkDelayMs: frames wait here until due, in order.
+    void hold(std::vector<wire::Frame> frames, unsigned delayMs);
+    void releaseHeld();
     // Frees the object once both the owner and libuv are done with it.
     void freeIfUnused();
 
@@ -104,6 +115,12 @@ private:
     bool peerWentSilent_ = false;
     bool handleClosed_ = false; // libuv let go
     std::vector<char> readBuf_;
+    struct Held {
+        std::uint64_t due; // uv_now
+        std::vector<wire::Frame> frames;
+    };
+    std::deque<Held> held_;
+    UvHandlePtr<uv_timer_t> holdTimer_;
 };
 
 } // namespace stepmap::uvnet

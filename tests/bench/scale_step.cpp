@@ -323,9 +323,11 @@ Expected<StepFigures> runStepIn(const ScaleSetup &s, const StepTree &tree) {
     f.hubStartCpu = hub->cpuMs();
 
     const double hubCpuBefore = hub->cpuMs();
+    const auto routedBefore = hub->modexRouted();
     if (auto ran = runClients(s, tree, *envs, f); !ran)
         return ran.error();
     f.hubRunCpu = hub->cpuMs() - hubCpuBefore;
+    f.hubRouted = static_cast<double>(hub->modexRouted() - routedBefore);
 
     const auto stopping = Clock::now();
     hub->shutdown(0, "bench step done");

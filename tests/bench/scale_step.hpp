@@ -41,6 +41,7 @@ struct StepFigures {
     double stop = 0;        // hub shutdown .. every server gone
     double hubStartCpu = 0; // CPU srun's hub thread used until every server joined
     double hubRunCpu = 0;   // ... and while the clients ran
+    double hubRouted = 0;   // direct-modex requests srun's hub routed meanwhile
 };
 
 // An error names the directory with the servers' and clients' logs.

@@ -10,6 +10,7 @@
 //
 //   server_scale [--nodes 8,16,32,64,128] [--fan-out 16] [--ranks-per-node 1] [--repeat 3]
 //                [--key-bytes 1024] [--timeout 120] [--workdir /tmp] [--user nobody]
+//                [--link-delay-ms 0]
 //                [--stepd PATH] [--client PATH] [--topology-xml PATH]
 //
 // The paths default to $STEPMAP_STEPD, $STEPMAP_SCALE_CLIENT and
@@ -17,6 +18,8 @@
 // root, the servers and clients run as --user (default nobody).
 
 #include "scale_step.hpp"
+
+#include "protocol/uv/frame_connection.hpp"
 
 #include <pwd.h>
 #include <sys/resource.h>
@@ -97,6 +100,10 @@ bool parseOptions(int argc, char **argv, Options &o) {
             o.setup.keyBytes = static_cast<std::size_t>(number);
         else if (key == "--timeout" && number >= 1)
             o.setup.timeoutSec = static_cast<int>(number);
+        else if (key == "--link-delay-ms" && number >= 0 && number <= 1000)
+            // Read by every frame connection of this process and of the
+            // servers it starts (protocol/uv/frame_connection.hpp).
+            setenv("STEPMAP_BENCH_LINK_DELAY_MS", value.c_str(), 1);
         else if (key == "--user")
             o.user = value;
         else if (key == "--workdir")
@@ -130,6 +137,7 @@ const Column kColumns[] = {
     {"fence+data", &StepFigures::collect},    {"dmodex", &StepFigures::modexMedian},
     {"dmodex-max", &StepFigures::modexMax},   {"stop", &StepFigures::stop},
     {"hub-start", &StepFigures::hubStartCpu}, {"hub-run", &StepFigures::hubRunCpu},
+    {"hub-routed", &StepFigures::hubRouted},
 };
 
 double median(std::vector<double> v) {
@@ -195,9 +203,9 @@ void printRow(std::uint32_t n, const StepFigures &f, const StepFigures *base) {
 
 void printTable(const Options &o, std::uint32_t fanOut, const Rows &rows) {
     std::printf("server_scale: fences over a %s; %u rank(s) per node, %zu-byte key per rank, "
-                "medians of %d runs, ms\n%6s",
-                fenceName(fanOut).c_str(), o.setup.ranksPerNode, o.setup.keyBytes, o.repeat,
-                "nodes");
+                "%u ms added per hop, medians of %d runs, ms\n%6s",
+                fenceName(fanOut).c_str(), o.setup.ranksPerNode, o.setup.keyBytes,
+                uvnet::benchmarkLinkDelayMs(), o.repeat, "nodes");
     for (const auto &c : kColumns)
         std::printf(" %11s", c.name);
     std::printf("\n");
