@@ -74,9 +74,14 @@ void FenceTree::onChildFrames(uvnet::FrameConnection &c, std::vector<wire::Frame
         auto it = links_.find(&c);
         if (it == links_.end() || c.closing())
             return;
-        if (!it->second.joined)
+        if (!it->second.joined) {
             joinChild(it->second); // the first authenticated frame is the Hello
-        else if (f.type != MessageType::TreeUp)
+            continue;
+        }
+        // Anything after the Hello counts: a link that misbehaves breaks
+        // the tree, as one that carried a part does when it goes.
+        it->second.contributed = true;
+        if (f.type != MessageType::TreeUp)
             c.close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
         else if (auto taken = contribute(it->second.node, f.payload); !taken)
             c.close(taken.error().message);
@@ -87,6 +92,11 @@ void FenceTree::joinChild(Child &child) {
     auto &c = *child.conn;
     gate_->leave(c);
     const std::uint32_t node = c.channel().peerNode();
+    // A child that gave up on an earlier link before its Welcome came may
+    // be back before that link's end reached this node.
+    if (auto old = joined_.find(node);
+        old != joined_.end() && old->second != &c && !links_.at(old->second).contributed)
+        forgetSilentChild(node);
     if (!isChild(node) || joined_.count(node) || detoured_.count(node)) {
         c.close("unexpected or duplicate fence tree child " + nodeText(node));
         return;
@@ -105,13 +115,33 @@ void FenceTree::onChildClosed(uvnet::FrameConnection &c, const std::string &why)
     const std::uint32_t node = it->second.node;
     if (gate_)
         gate_->leave(c);
+    const bool contributed = it->second.contributed;
     links_.erase(it);
+    if (joined && !contributed && !c.peerWentSilent()) {
+        // It never sent its part: it gave up waiting for the Welcome (lost
+        // on a lossy link) and tries again, directly or through the hub.
+        joined_.erase(node);
+        settings_.log("fence tree child " + nodeText(node) +
+                      " closed its link before sending anything (" + why + "); it may join again");
+        return;
+    }
     if (joined) {
         joined_.erase(node);
         if (c.peerWentSilent() && settings_.onLinkFailed)
             settings_.onLinkFailed(node, why);
         breakTree("lost the fence tree link to child " + nodeText(node) + ": " + why);
     }
+}
+
+void FenceTree::forgetSilentChild(std::uint32_t node) {
+    auto it = joined_.find(node);
+    if (it == joined_.end())
+        return;
+    uvnet::FrameConnection *old = it->second;
+    joined_.erase(it);
+    settings_.log("fence tree child " + nodeText(node) +
+                  " joined again; its earlier link carried nothing and is closed");
+    links_.erase(old); // letting go closes it without calling back
 }
 
 bool FenceTree::isChild(std::uint32_t node) const {
@@ -330,6 +360,11 @@ void FenceTree::relayed(std::uint32_t from, const std::string &payload) {
                       " through srun's hub");
         return;
     }
+    // A child whose direct link this node welcomed, but who never got the
+    // Welcome and came through the hub instead: its link carried nothing.
+    if (auto direct = joined_.find(from);
+        direct != joined_.end() && !links_.at(direct->second).contributed)
+        forgetSilentChild(from);
     if (!isChild(from) || joined_.count(from)) {
         breakTree("a fence tree message through srun's hub from " + nodeText(from) +
                   ", which is no child of this node or joined it directly");

@@ -103,6 +103,11 @@ private:
         uvnet::FrameConnection::Ptr conn;
         bool joined = false;
         std::uint32_t node = 0;
+        // It sent something after its Hello: losing the link now loses its
+        // part (or it misbehaved). Until then the child may have given up
+        // waiting for the Welcome (a lossy network) and join again, or
+        // through the hub.
+        bool contributed = false;
     };
     // A child's part of one fence, and the bytes it holds here.
     struct In {
@@ -128,6 +133,9 @@ private:
     void onChildFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
     void onChildClosed(uvnet::FrameConnection &c, const std::string &why);
     void joinChild(Child &child);
+    // Forgets child node's direct link, which carried nothing yet: it comes
+    // again (a new link, or through the hub). Closes the link quietly.
+    void forgetSilentChild(std::uint32_t node);
     // A child's TreeUp, over its link or through the hub; the rule it
     // breaks, if it does (the caller ends the child's link).
     Expected<void> contribute(std::uint32_t child, const std::string &payload);

@@ -207,6 +207,8 @@ void HubLink::onWelcome(const wire::Frame &f) {
     if (!peers_) {
         // No tree, no address book: the requests that waited go to the hub.
         bookSettled_ = true;
+        if (bookWait_)
+            uv_timer_stop(bookWait_.get());
         auto waiting = std::move(awaitingBook_);
         awaitingBook_.clear();
         for (auto id : waiting)
@@ -277,6 +279,8 @@ void HubLink::gatherAddressBook() {
                                                    : host_.statusText(status)) +
                       "); direct modex goes through srun's hub");
         bookSettled_ = true;
+        if (bookWait_)
+            uv_timer_stop(bookWait_.get());
         auto waiting = std::move(awaitingBook_);
         awaitingBook_.clear();
         for (auto id : waiting)
@@ -524,12 +528,41 @@ void HubLink::routeModex(std::uint64_t id) {
         // tree, as the owner's server must have before it can answer.
         if (!everJoined_ || (peers_ && !bookSettled_)) {
             awaitingBook_.push_back(id);
+            if (everJoined_)
+                waitForBookAtMost();
             return;
         }
         if (peers_ && peers_->ask(*owner, id, rank))
             return;
     }
     modexThroughHub(id);
+}
+
+void HubLink::waitForBookAtMost() {
+    // The book needs every server's part; one the tree cannot deliver (a
+    // parent broken meanwhile) must not hold the requests: srun's hub
+    // routes them as before.
+    if (!bookWait_) {
+        bookWait_ = uvnet::makeTimer(loop_);
+        bookWait_->data = this;
+    }
+    if (uv_is_active(reinterpret_cast<uv_handle_t *>(bookWait_.get())))
+        return;
+    uv_timer_start(
+        bookWait_.get(),
+        [](uv_timer_t *t) {
+            auto *self = static_cast<HubLink *>(t->data);
+            auto waiting = std::move(self->awaitingBook_);
+            self->awaitingBook_.clear();
+            if (!waiting.empty())
+                self->host_.log("the address book of the step's servers has not come in " +
+                                std::to_string(kBookWaitMs) + " ms; " +
+                                std::to_string(waiting.size()) +
+                                " direct-modex request(s) go through srun's hub");
+            for (auto id : waiting)
+                self->modexThroughHub(id);
+        },
+        kBookWaitMs, 0);
 }
 
 void HubLink::modexThroughHub(std::uint64_t id) {

@@ -132,6 +132,10 @@ private:
     // Sends pending request id directly if it can, else through the hub.
     void routeModex(std::uint64_t id);
     void modexThroughHub(std::uint64_t id);
+    // Requests wait for the address book at most kBookWaitMs, then go
+    // through the hub.
+    void waitForBookAtMost();
+    static constexpr unsigned kBookWaitMs = 1000;
     bool onTreeParent(const wire::Frame &f);
     bool onTreeRelay(const wire::Frame &f);
     void dispatchFence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
@@ -180,6 +184,7 @@ private:
     bool addressBookFenced_ = false;
     bool destroying_ = false;
     std::vector<std::uint64_t> awaitingBook_;
+    uvnet::UvHandlePtr<uv_timer_t> bookWait_;
     struct HeldFence {
         std::vector<std::uint32_t> nodes;
         bool collect;

@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 using namespace stepmap;
@@ -80,7 +81,7 @@ protected:
     // changes a node's settings. Every node's viaHub goes through relays_.
     void build(std::uint32_t count, std::uint32_t fanOut,
                std::function<void(hub::FenceTree::Settings &)> adjust = {},
-               std::map<std::uint32_t, int> parentPort = {}) {
+               std::map<std::uint32_t, int> parentPort = {}, std::set<std::uint32_t> late = {}) {
         const hub::TreeShape shape(count, fanOut);
         for (std::uint32_t n = 0; n < count; ++n) {
             auto node = std::make_unique<Node>();
@@ -101,8 +102,10 @@ protected:
             nodes_.push_back(std::move(node));
         }
         for (std::uint32_t n = 1; n < count; ++n)
-            nodes_[n]->tree->connectParent(
-                "127.0.0.1", parentPort.count(n) ? parentPort[n] : nodes_[shape.parentOf(n)]->port);
+            if (!late.count(n))
+                nodes_[n]->tree->connectParent("127.0.0.1", parentPort.count(n)
+                                                                ? parentPort[n]
+                                                                : nodes_[shape.parentOf(n)]->port);
     }
 
     // Runs the loop, and hands on what the nodes sent through the "hub",
@@ -401,6 +404,49 @@ TEST_F(FenceTreeTest, AChildThatJoinedMayNotAlsoComeThroughTheHub) {
     EXPECT_TRUE(nodes_[0]->logged("the fence tree no longer works: a fence tree message through "
                                   "srun's hub from node index 1, which is no child of this node "
                                   "or joined it directly"));
+}
+
+// On a lossy link a child may give up waiting for its Welcome after the
+// parent sent it, and join again (or through the hub): the link it left
+// carried nothing, and the tree goes on.
+TEST_F(FenceTreeTest, AChildThatLeftItsLinkBeforeSendingAnythingMayJoinAgain) {
+    build(3, 2, {}, {}, {2}); // 0; 1 2, node 2 joins later
+    bool welcomed = false;
+    uvnet::FrameConnection::Callbacks cb;
+    cb.onFrames = [&](uvnet::FrameConnection &c, std::vector<wire::Frame> &frames) {
+        for (auto &f : frames) {
+            if (f.type == wire::MessageType::Challenge)
+                c.send(c.channel().makeHello(2));
+            if (f.type == wire::MessageType::Welcome)
+                welcomed = true;
+        }
+    };
+    cb.onClosed = [](uvnet::FrameConnection &, const std::string &) {};
+    // Node 2's first link: welcomed, then given up.
+    auto first = uvnet::FrameConnection::connect(&loop_, "127.0.0.1", nodes_[0]->port, secret_, cb);
+    ASSERT_TRUE(runUntil([&] { return welcomed; }, 5));
+    first.reset();
+    ASSERT_TRUE(runUntil(
+        [&] {
+            return nodes_[0]->logged("fence tree child node index 2 closed its link before sending "
+                                     "anything");
+        },
+        5));
+    // A second one, welcomed and left open, is replaced by the real one.
+    welcomed = false;
+    auto second =
+        uvnet::FrameConnection::connect(&loop_, "127.0.0.1", nodes_[0]->port, secret_, cb);
+    ASSERT_TRUE(runUntil([&] { return welcomed; }, 5));
+    nodes_[2]->tree->connectParent("127.0.0.1", nodes_[0]->port);
+    std::vector<Outcome> out;
+    ASSERT_TRUE(fenceAll({1, 2, 0}, true, out));
+    for (auto &o : out) {
+        EXPECT_EQ(*o.status, 0);
+        EXPECT_EQ(o.data, "D0D+1D++2");
+    }
+    EXPECT_TRUE(nodes_[0]->logged("fence tree child node index 2 joined again; its earlier link "
+                                  "carried nothing and is closed"));
+    EXPECT_FALSE(nodes_[0]->logged("the fence tree no longer works"));
 }
 
 TEST_F(FenceTreeTest, AChildsMalformedContributionBreaksTheTreeNamingIt) {
