@@ -61,6 +61,7 @@ struct ParaStationSources {
     std::string loopNodesFirst = "--loop-nodes-first";
     std::string nodesSort = "--nodes-sort";
     std::string threadsPerProcess = "--tpp"; // or "PSI_TPP", "OMP_NUM_THREADS"
+    std::string exclusive = "PSI_EXCLUSIVE"; // or "PSI_OVERBOOK", "--overbook"
 
     bool operator==(const ParaStationSources &) const = default;
 };
@@ -72,6 +73,14 @@ struct ParaStationRequest {
     // Hardware threads each process takes on one node; unset: not given (1).
     std::optional<int> threadsPerProcess;
     std::optional<NodePool> pool; // unset: the whole allocation
+    // PSI_EXCLUSIVE, or overbooking, which enforces it: only nodes on which
+    // no other job runs, held for this job.
+    bool exclusive = false;
+    // A PSI_* variable engaged ParaStation placement: its queue rule holds,
+    // a request that cannot start now fails at once unless PSI_WAIT (wait)
+    // is set.
+    bool fromEnvironment = false;
+    bool wait = false;
     // Figures of the allocated nodes; needed only when nodesSort rates nodes
     // (anything but NONE), see needsNodeFigures().
     std::vector<NodeFigures> figures;

@@ -531,4 +531,39 @@ OverbookAsk overbookOverPool(AllocationRequest request,
                 "all their CPUs"};
 }
 
+Expected<QueueAsk> parastationQueueRules(AllocationRequest request, const ParaStationRequest &ps) {
+    QueueAsk ask;
+    using Sharing = AllocationRequest::Sharing;
+    if (ps.exclusive) {
+        const std::string why = ps.sources.exclusive == "PSI_EXCLUSIVE"
+                                    ? std::string("PSI_EXCLUSIVE")
+                                    : ps.sources.exclusive + " (which enforces PSI_EXCLUSIVE)";
+        switch (request.sharing) {
+        case Sharing::Oversubscribe:
+            return UserError{why + " asks for nodes no other job uses, and --oversubscribe lets "
+                                   "other jobs onto them: give one of them"};
+        case Sharing::Default:
+        case Sharing::Exclusive:
+            request.sharing = Sharing::Exclusive;
+            ask.notes.push_back(why + ": asked Slurm for nodes no other job uses, held for this "
+                                      "job (--exclusive)");
+            break;
+        case Sharing::ExclusiveUser:
+        case Sharing::ExclusiveMcs:
+            ask.notes.push_back(why + ": kept --exclusive=" +
+                                (request.sharing == Sharing::ExclusiveUser ? "user" : "mcs") +
+                                " as given: other jobs of that kind may share the nodes");
+            break;
+        }
+    }
+    if (ps.fromEnvironment && !ps.wait && !request.immediate) {
+        request.immediate = true;
+        ask.immediateForPsi = true;
+        ask.notes.push_back("PSI_WAIT is not set: asked Slurm to start the job now or not at all "
+                            "(as srun --immediate); set PSI_WAIT to wait in Slurm's queue");
+    }
+    ask.request = std::move(request);
+    return ask;
+}
+
 } // namespace stepmap::plugin

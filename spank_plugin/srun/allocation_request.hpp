@@ -19,6 +19,7 @@
 
 #include "base/expected.hpp"
 #include "request/allocation_shape.hpp"
+#include "request/parastation_request.hpp"
 #include "srun/srun_command_line.hpp"
 
 namespace stepmap::plugin {
@@ -81,6 +82,21 @@ struct OverbookAsk {
 };
 OverbookAsk overbookOverPool(AllocationRequest request,
                              const std::vector<std::pair<std::string, int>> &pool);
+
+// ParaStation's queue rules when srun asks Slurm for the job (seed 004):
+// PSI_EXCLUSIVE (or overbooking, which enforces it) asks for nodes no other
+// job uses (Slurm's --exclusive; a user's --exclusive=user or =mcs is
+// kept, with a note; --oversubscribe is refused); under a PSI_* variable
+// without PSI_WAIT, Slurm must start the job now or not at all (srun's
+// --immediate; ParaStation fails such a request at once). notes: what was
+// asked and why, for srun -v; immediateForPsi: the failure then needs
+// ParaStation's message.
+struct QueueAsk {
+    AllocationRequest request;
+    std::vector<std::string> notes;
+    bool immediateForPsi = false;
+};
+Expected<QueueAsk> parastationQueueRules(AllocationRequest request, const ParaStationRequest &ps);
 
 // The srun input variables allocationRequestFor reads (to collect them).
 const std::vector<std::string> &allocationVariables();

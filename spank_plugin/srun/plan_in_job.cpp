@@ -83,9 +83,32 @@ Expected<PlanOutcome> planInJob(const SrunInput &input, const WrittenRequest &wr
                     tasksPerNode(cmd), std::nullopt};
     if (req.overbook)
         rules.overbookBy = input.options.overbook ? "--overbook" : "PSI_OVERBOOK";
+    const bool exclusiveInJob = req.parastation.exclusive && !own.job;
+    const std::string exclusiveBy = req.parastation.sources.exclusive;
+    const Allocation jobNodes = exclusiveInJob ? alloc : Allocation{};
     auto planned = planStep(std::move(req), std::move(alloc), rules, policy);
     if (!planned)
         return planned.error();
+    // PSI_EXCLUSIVE inside a job: stepmap cannot hold a node for the job
+    // (Slurm gave it), only refuse one that another job shares.
+    if (exclusiveInJob) {
+        std::vector<std::string> used;
+        for (const auto &node : planned->plan.nodes)
+            used.push_back(node.name);
+        auto shared = nodesSharedWithOtherJobs(jobNodes, used, table);
+        if (!shared)
+            return shared.error();
+        if (!shared->empty()) {
+            std::string names;
+            for (const auto &n : *shared)
+                names += (names.empty() ? "" : ", ") + n;
+            return UserError{exclusiveBy + " asks for nodes no other job uses, and job " + jobName +
+                             " shares " + names +
+                             "; run in a job that holds its nodes whole (salloc or sbatch "
+                             "--exclusive), or without " +
+                             exclusiveBy};
+        }
+    }
     std::vector<std::string> notes = std::move(built->psiNotes);
     notes.insert(notes.end(), allocationNotes.begin(), allocationNotes.end());
     return PlanOutcome{std::move(planned.value()), std::move(notes)};

@@ -14,6 +14,8 @@ const std::string kHosts = "PSI_HOSTS";
 const std::string kHostfile = "PSI_HOSTFILE";
 const std::string kNodesSort = "PSI_NODES_SORT";
 const std::string kTpp = "PSI_TPP";
+const std::string kExclusive = "PSI_EXCLUSIVE";
+const std::string kWait = "PSI_WAIT";
 const std::string kOmpNumThreads = "OMP_NUM_THREADS";
 
 const std::string *lookup(const EnvironmentValues &env, const std::string &name) {
@@ -62,8 +64,8 @@ Expected<std::optional<NodePool>> readPool(const EnvironmentValues &env, const F
 } // namespace
 
 const std::vector<std::string> &psiVariableNames() {
-    static const std::vector<std::string> names = {kOverbook, kLoopNodesFirst, kNodesSort, kTpp,
-                                                   kNodes,    kHosts,          kHostfile};
+    static const std::vector<std::string> names = {
+        kOverbook, kLoopNodesFirst, kNodesSort, kTpp, kNodes, kHosts, kHostfile, kExclusive, kWait};
     return names;
 }
 
@@ -93,6 +95,14 @@ Expected<std::vector<std::string>> applyParaStationEnvironment(const StepmapOpti
 
     request.overbook = options.overbook || lookup(env, kOverbook) != nullptr;
     ps.sources.overbook = options.overbook || !request.overbook ? "--overbook" : kOverbook;
+
+    // ParaStation: PSI_OVERBOOK "also enforces PSI_EXCLUSIVE" (--overbook is
+    // its option).
+    ps.exclusive = request.overbook || lookup(env, kExclusive) != nullptr;
+    if (!lookup(env, kExclusive) && request.overbook)
+        ps.sources.exclusive = ps.sources.overbook;
+    ps.fromEnvironment = firstPsiVariable(env).has_value();
+    ps.wait = lookup(env, kWait) != nullptr;
 
     ps.loopNodesFirst = options.loopNodesFirst || lookup(env, kLoopNodesFirst) != nullptr;
     ps.sources.loopNodesFirst =

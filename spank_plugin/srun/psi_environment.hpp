@@ -15,6 +15,11 @@
 //   --host / --hostfile the first set of PSI_NODES, PSI_HOSTS, PSI_HOSTFILE
 //                       (the others are ignored); all three filter the
 //                       Slurm allocation
+//   (none)              PSI_EXCLUSIVE         on when set; PSI_OVERBOOK and
+//                       --overbook enforce it: nodes no other job uses
+//   (none)              PSI_WAIT              on when set: a request that
+//                       cannot start now waits in Slurm's queue; unset, under
+//                       any PSI_* variable, it fails at once
 // Any PSI_* variable above engages stepmap as its options do; OMP_NUM_THREADS
 // alone does not.
 

@@ -96,15 +96,15 @@ Expected<NodePool> poolIndicesAsNames(const NodePool &pool, const node_info_msg_
     return named;
 }
 
-// The usable nodes --overbook may spread over when srun asks Slurm for
-// the job: in the request's partition (any, when it names none), not
-// excluded, and only the named ones when it names some; with their CPUs.
-std::vector<std::pair<std::string, int>> overbookPool(const node_info_msg_t &table,
-                                                      const AllocationRequest &request) {
+// The usable nodes a request may get when srun asks Slurm for the job: in
+// its partition (any, when it names none), not excluded, and only the
+// named ones when it names some.
+std::vector<const node_info_t *> usableNodes(const node_info_msg_t &table,
+                                             const AllocationRequest &request) {
     auto listed = [](const std::vector<std::string> &names, const char *name) {
         return std::find(names.begin(), names.end(), name) != names.end();
     };
-    std::vector<std::pair<std::string, int>> pool;
+    std::vector<const node_info_t *> pool;
     for (uint32_t i = 0; i < table.record_count; ++i) {
         const node_info_t &n = table.node_array[i];
         if (!n.name)
@@ -122,9 +122,40 @@ std::vector<std::pair<std::string, int>> overbookPool(const node_info_msg_t &tab
         if (listed(request.excludedNodes, n.name) ||
             (!request.requiredNodes.empty() && !listed(request.requiredNodes, n.name)))
             continue;
-        pool.emplace_back(n.name, static_cast<int>(n.cpus));
+        pool.push_back(&n);
     }
     return pool;
+}
+
+// The nodes --overbook may spread over, with their CPUs.
+std::vector<std::pair<std::string, int>> overbookPool(const node_info_msg_t &table,
+                                                      const AllocationRequest &request) {
+    std::vector<std::pair<std::string, int>> pool;
+    for (const node_info_t *n : usableNodes(table, request))
+        pool.emplace_back(n->name, static_cast<int>(n->cpus));
+    return pool;
+}
+
+// Why a request that had to start at once could not: the usable nodes
+// other jobs hold CPUs of ("n2 (2 of 2 CPUs in use), ..."), the first few.
+std::string busyNodesText(const node_info_msg_t &table, const AllocationRequest &request) {
+    std::string text;
+    unsigned shown = 0, more = 0;
+    for (const node_info_t *n : usableNodes(table, request)) {
+        const unsigned used = slurm_release::allocatedCpus(*n);
+        if (used == 0)
+            continue;
+        if (shown++ >= 8) {
+            ++more;
+            continue;
+        }
+        text += (text.empty() ? "" : ", ") + std::string(n->name) + " (" + std::to_string(used) +
+                " of " + std::to_string(n->cpus) + " CPUs in use)";
+    }
+    if (more)
+        text += " and " + std::to_string(more) + " more";
+    return text.empty() ? "no node it may use has CPUs in use (Slurm's limits or its queue)"
+                        : "busy: " + text;
 }
 
 // Each allocated node's model from Slurm: its shape (sockets, cores,
@@ -250,10 +281,25 @@ Expected<GrantedJob> requestJob(PlanRequest request, const SrunCommandLine &cmd,
         if (!ask.note.empty())
             notes.push_back(std::move(ask.note));
     }
+    auto queued = parastationQueueRules(std::move(areq.value()), request.parastation);
+    if (!queued)
+        return queued.error();
+    notes.insert(notes.end(), queued->notes.begin(), queued->notes.end());
     const auto asked = std::chrono::steady_clock::now();
-    auto granted = JobAllocation::request(areq.value());
+    auto granted = JobAllocation::request(queued->request);
     const double allocationMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count();
+    if (!granted && queued->immediateForPsi) {
+        // ParaStation's rule: without PSI_WAIT a request that cannot start
+        // now fails at once, saying what is in the way.
+        std::string busy;
+        if (loadNodeTableOnce(table))
+            busy = "; " + busyNodesText(*table, queued->request);
+        return UserError{"the job cannot start now and PSI_WAIT is not set, so it does not wait "
+                         "in Slurm's queue (" +
+                         granted.error().message + busy +
+                         "); set PSI_WAIT to wait until Slurm can start it"};
+    }
     if (!granted)
         return granted.error();
     GrantedJob job{std::move(granted.value()), allocationMs, std::move(request), UserError{""},
@@ -283,6 +329,21 @@ Expected<void> describeNodes(PlanRequest &request, Allocation &allocation, const
             return attached.error();
     }
     return {};
+}
+
+Expected<std::vector<std::string>> nodesSharedWithOtherJobs(const Allocation &allocation,
+                                                            const std::vector<std::string> &used,
+                                                            NodeTable &table) {
+    if (auto loaded = loadNodeTableOnce(table); !loaded)
+        return loaded.error();
+    std::vector<std::string> shared;
+    for (const NodeFigures &f : nodeFigures(*table, allocation, true)) {
+        if (f.assignedThreads <= 0 || std::find(used.begin(), used.end(), f.name) == used.end())
+            continue;
+        shared.push_back(f.name + " (other jobs hold " + std::to_string(f.assignedThreads) +
+                         " of its " + std::to_string(f.hardwareThreads) + " CPUs)");
+    }
+    return shared;
 }
 
 Expected<Allocation> allocationWithModels(Allocation allocation, const std::string &job) {

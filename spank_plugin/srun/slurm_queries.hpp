@@ -57,6 +57,13 @@ Expected<GrantedJob> requestJob(PlanRequest request, const SrunCommandLine &cmd,
 Expected<void> describeNodes(PlanRequest &request, Allocation &allocation, const std::string &job,
                              NodeTable &table);
 
+// PSI_EXCLUSIVE inside a job: the nodes of `used` (of the job's
+// allocation) on which other jobs hold CPUs, each with how many ("n2
+// (other jobs hold 1 of its 2 CPUs)"); one RPC unless table holds it.
+Expected<std::vector<std::string>> nodesSharedWithOtherJobs(const Allocation &allocation,
+                                                            const std::vector<std::string> &used,
+                                                            NodeTable &table);
+
 // The allocation with every node's model, for the picture of the job.
 Expected<Allocation> allocationWithModels(Allocation allocation, const std::string &job);
 

@@ -95,6 +95,11 @@ Expected<EnvironmentChanges> planEnvironment(const LaunchPlan &plan, const PlanR
     };
     if (plan.oversubscribed)
         changes.push_back({"SLURM_OVERCOMMIT", "1"});
+    // ParaStation's queue rule for the step too: under a PSI_* variable
+    // without PSI_WAIT, a step whose CPUs other steps hold fails at once
+    // (srun's --immediate; one the user set wins).
+    if (request.parastation.fromEnvironment && !request.parastation.wait)
+        changes.push_back({"SLURM_IMMEDIATE", "1", false});
     // --tpp / PSI_TPP: each task gets its hardware threads from Slurm too
     // (srun's -c, through the variable this release's srun reads).
     if (request.parastation.threads() > 1)

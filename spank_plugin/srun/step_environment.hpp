@@ -72,7 +72,8 @@ std::string hostfileText(const LaunchPlan &plan);
 // Slurm MPI plugin or binding, a failed rank ending the step (unless
 // -K/--kill-on-bad-exit was given), overcommit when the plan oversubscribes,
 // --tpp's CPUs per task (through `cpusPerTaskVariable`, the one this
-// release's srun reads as -c) and the plan itself (SLURM_STEPMAP_PLAN).
+// release's srun reads as -c), SLURM_IMMEDIATE under a PSI_* variable
+// without PSI_WAIT, and the plan itself (SLURM_STEPMAP_PLAN).
 // Fails when the encoded plan exceeds what one environment string may hold.
 Expected<EnvironmentChanges> planEnvironment(const LaunchPlan &plan, const PlanRequest &request,
                                              const std::string &hostfilePath,

@@ -492,6 +492,12 @@ class StepTestCase(unittest.TestCase):
     def setUpClass(cls):
         start_cluster()
 
+    def setUp(self):
+        # Every test starts on nodes done with the previous one's job: a
+        # step that must start at once (ParaStation's rule without
+        # PSI_WAIT) would otherwise find a node still completing.
+        wait_while_nodes_complete(cluster_env())
+
     def tearDown(self):
         self.assertEqual(leftovers(), [], "a step left processes or files behind")
 

@@ -1,7 +1,8 @@
-"""End-to-end: another user of the nodes floods the fence-tree listeners of
-a running step's servers with idle connections, from each node to its own
-server: on a shared node every user connects from the node's own address,
-so only the peer's uid tells the attacker from the step's servers.
+"""End-to-end: another user of the nodes floods the fence-tree and
+direct-modex listeners of a running step's servers with idle connections,
+from each node to its own server: on a shared node every user connects
+from the node's own address, so only the peer's uid tells the attacker
+from the step's servers.
 It used to push the children out (the oldest unauthenticated connection
 went first) until srun ended the step; now each such connection is refused
 at once, and the server logs whom it refused."""
@@ -15,7 +16,7 @@ import time
 import unittest
 
 import cluster
-from cluster import MPI_HELLO, StepTestCase, hello_ranks, require_root
+from cluster import MPI_EXCHANGE, MPI_HELLO, StepTestCase, hello_ranks, require_root
 from test_security import OTHER_USER, ensure_other_user, user_id
 
 # More than a tree parent lets wait (4 per child + 8) at the default
@@ -76,39 +77,42 @@ print(f"made {made} closed {closed}", flush=True)
 """
 
 TREE_PORT = re.compile(r"taking its fence tree children on port (\d+)")
+DMODEX_PORT = re.compile(r"taking other servers' direct-modex requests on port (\d+)")
 
 
 LOG_NODE = re.compile(r"stepmap-stepd\.\d+\.\d+\.(\w+)\.[0-9a-f]{16}\.log$")
 
 
-def tree_ports(paths):
-    """{(node, port)} of the fence-tree listeners the servers logging at
-    paths announced."""
+def listener_ports(paths, pattern):
+    """{(node, port)} of the listeners (pattern: their log line) the servers
+    logging at paths announced."""
     ports = set()
     for path in paths:
         m = LOG_NODE.search(path)
         try:
             with open(path) as f:
                 ports.update((m.group(1) if m else "n1", int(p))
-                             for p in TREE_PORT.findall(f.read()))
+                             for p in pattern.findall(f.read()))
         except OSError:
             pass
     return ports
 
 
 class FloodTest(StepTestCase):
-    def test_another_users_flood_of_the_tree_listeners_does_not_stop_the_step(self):
+    def flooded_step(self, command, pattern, ranks_done):
+        """Runs command (srun ...) once alone and once while another user on
+        every node floods the listeners whose log lines match pattern;
+        returns the flooded step's stdout, stderr and {node: server log},
+        having checked that both completed (ranks_done(stdout)) and in about
+        the same time."""
         ensure_other_user()
-        other_uid = user_id(OTHER_USER)
-        command = ["srun", "-N", "4", "-n", "4", "--map-by", "node", "sh", "-c",
-                   f"sleep 4; exec {MPI_HELLO}"]
 
         # Normal time: the same step without a flood.
         started = time.monotonic()
         baseline = cluster.srun(*command[1:], timeout=120)
         normal = time.monotonic() - started
         self.assertEqual(baseline.returncode, 0, baseline.stderr)
-        self.assertEqual(len(hello_ranks(baseline.stdout)), 4, baseline.stdout)
+        self.assertTrue(ranks_done(baseline.stdout), baseline.stdout)
 
         # One flooder on each node, for that node's server (its loopback).
         flooders = {node: subprocess.Popen(
@@ -131,7 +135,7 @@ class FloodTest(StepTestCase):
                 # it is, until the step ends.
                 while step.poll() is None and time.monotonic() - started < 120:
                     new_logs = set(glob.glob(os.path.join(cluster.LOG_DIR, "*.log"))) - old_logs
-                    for node, port in tree_ports(new_logs) - flooded:
+                    for node, port in listener_ports(new_logs, pattern) - flooded:
                         flooders[node].stdin.write(f"{port}\n")
                         flooders[node].stdin.flush()
                         flooded.add((node, port))
@@ -152,26 +156,52 @@ class FloodTest(StepTestCase):
             stdout, stderr = out.read(), err.read()
 
         self.assertEqual(step.returncode, 0, stderr)
-        ranks = hello_ranks(stdout)
-        self.assertEqual(len(ranks), 4, stdout + stderr)
-        self.assertTrue(flooded, "no server said where it takes its fence tree children")
-        # Normal time: the children joined their parent, no retries, no detour.
+        self.assertTrue(ranks_done(stdout), stdout + stderr)
+        self.assertTrue(flooded, "no server said where its listener is")
+        # Normal time: no retries, no detour.
         self.assertLess(took, normal + 10, f"flooded {took:.1f} s, normal {normal:.1f} s")
         made = [int(n) for n in re.findall(r"made (\d+) closed \d+", report)]
         self.assertEqual(len(made), len(flooders), report)
         self.assertGreaterEqual(max(made), FLOOD_PER_PORT, report)
+        logs = {}
+        for path in set(glob.glob(os.path.join(cluster.LOG_DIR, "*.log"))) - old_logs:
+            m = LOG_NODE.search(path)
+            with open(path) as f:
+                logs[m.group(1) if m else path] = f.read()
+        return stdout, stderr, logs
 
-        logs = cluster.server_logs(ranks[0][2])
-        self.assertEqual(len(logs), 4, sorted(logs))
-        refused = re.compile(r"fence tree listener: refused [\d.]+:\d+, a connection of "
-                             rf"uid {other_uid} on this host \(not the step's user\)")
+    def refused_in(self, logs, listener):
+        refused = re.compile(rf"{listener}: refused [\d.]+:\d+, a connection of "
+                             rf"uid {user_id(OTHER_USER)} on this host \(not the step's user\)")
         self.assertTrue(any(refused.search(text) for text in logs.values()),
                         "\n".join(f"{node}: {text}" for node, text in logs.items()))
+
+    def test_another_users_flood_of_the_tree_listeners_does_not_stop_the_step(self):
+        command = ["srun", "-N", "4", "-n", "4", "--map-by", "node", "sh", "-c",
+                   f"sleep 4; exec {MPI_HELLO}"]
+        _, _, logs = self.flooded_step(command, TREE_PORT,
+                                       lambda out: len(hello_ranks(out)) == 4)
+        self.assertEqual(len(logs), 4, sorted(logs))
+        self.refused_in(logs, "fence tree listener")
         # (A child may still log its parent's link lost at the end, when the
         # parent's server stops first: that is the step ending, not the flood.)
         for node, text in logs.items():
             self.assertNotIn("could not join the fence tree parent", text, node)
             self.assertNotIn("through srun's hub", text, node)
+
+    def test_another_users_flood_of_the_direct_modex_listeners_does_not_stop_the_step(self):
+        # --modex=async: every rank fetches the others' endpoints from their
+        # servers, server to server, while the listeners are flooded.
+        command = ["srun", "-v", "-N", "4", "-n", "8", "--map-by", "node", "--modex=async",
+                   "sh", "-c", f"sleep 4; exec {MPI_EXCHANGE} alltoall"]
+        _, stderr, logs = self.flooded_step(command, DMODEX_PORT,
+                                            lambda out: out.count(" alltoall ok") == 8)
+        self.assertIn("srun's rendezvous: 0 direct-modex request(s) routed through srun",
+                      stderr)
+        self.assertEqual(len(logs), 4, sorted(logs))
+        self.refused_in(logs, "direct-modex listener")
+        for node, text in logs.items():
+            self.assertNotIn("direct-modex link to", text, node)
 
 
 if __name__ == "__main__":

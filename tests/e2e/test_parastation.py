@@ -3,8 +3,10 @@ CPUs each): --loop-nodes-first, --overbook with it, --tpp, --nodes-sort and
 the PSI_* environment as lower-precedence equivalents (seed 004,
 shared/notes/parastation.md)."""
 
+import contextlib
 import os
 import re
+import subprocess
 import time
 import unittest
 
@@ -31,6 +33,33 @@ def in_job(*args, extra_env=None):
     """srun inside a 4-node job holding every CPU (as mpirun inside salloc)."""
     return run_as_user(["salloc", "-N", "4", "-n", "8", "srun"] + list(args),
                        extra_env=extra_env)
+
+
+@contextlib.contextmanager
+def busy_job(*sbatch_args):
+    """Another job of the test user's, running `sleep 120` where sbatch_args
+    put it, until the block ends; yields its id."""
+    busy = run_as_user(["sbatch", "--parsable", "-o", "/dev/null"] + list(sbatch_args) +
+                       ["--wrap", "sleep 120"])
+    assert busy.returncode == 0, busy.stderr
+    job = busy.stdout.strip().split(";")[0]
+    try:
+        deadline = time.time() + 30
+        state = ""
+        while time.time() < deadline:
+            state = run_as_user(["squeue", "-h", "-j", job, "-o", "%T"]).stdout.strip()
+            if state == "RUNNING":
+                break
+            time.sleep(0.2)
+        assert state == "RUNNING", f"job {job} is {state}"
+        yield job
+    finally:
+        run_as_user(["scancel", job])
+        deadline = time.time() + 30
+        while time.time() < deadline and run_as_user(
+                ["squeue", "-h", "-j", job]).stdout.strip():
+            time.sleep(0.2)
+        cluster.wait_while_nodes_complete(cluster.cluster_env())
 
 
 class ParaStationTest(cluster.StepTestCase):
@@ -74,26 +103,74 @@ class ParaStationTest(cluster.StepTestCase):
     def test_nodes_sort_proc_avoids_a_busy_node(self):
         # n1 fully taken by another job: PROC rates it 2/2, the idle nodes 0,
         # so srun's own allocation goes to n2 and n3 instead of waiting.
-        busy = run_as_user(["sbatch", "--parsable", "-o", "/dev/null", "-w", "n1", "-n", "2",
-                            "--wrap", "sleep 120"])
-        self.assertEqual(busy.returncode, 0, busy.stderr)
-        job = busy.stdout.strip().split(";")[0]
-        try:
-            deadline = time.time() + 30
-            while time.time() < deadline:
-                state = run_as_user(["squeue", "-h", "-j", job, "-o", "%T"]).stdout.strip()
-                if state == "RUNNING":
-                    break
-                time.sleep(0.5)
-            self.assertEqual(state, "RUNNING")
+        with busy_job("-w", "n1", "-n", "2"):
             r = srun("--nodes-sort=PROC", "-n", "4", MPI_HELLO, timeout=60)
             self.assertRanksOn(r, ["n2", "n2", "n3", "n3"])
-        finally:
-            run_as_user(["scancel", job])
-            deadline = time.time() + 30
-            while time.time() < deadline and run_as_user(
-                    ["squeue", "-h", "-j", job]).stdout.strip():
-                time.sleep(0.5)
+
+    # ------------------------------------------- exclusive nodes, waiting
+
+    def test_psi_exclusive_without_a_job_takes_a_node_no_other_job_uses(self):
+        # Another job holds one of n1's two CPUs. Slurm would give the free
+        # one to a 1-CPU job; PSI_EXCLUSIVE asks for a node of its own.
+        with busy_job("-w", "n1", "-n", "1"):
+            r = srun("-v", "-n", "1", MPI_HELLO,
+                     extra_env={"PSI_EXCLUSIVE": "", "PSI_WAIT": ""}, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("PSI_EXCLUSIVE: asked Slurm for nodes no other job uses, held for "
+                          "this job (--exclusive)", r.stderr)
+            [(node, *_)] = hello_ranks(r.stdout).values()
+            self.assertNotEqual(node, "n1", r.stdout)
+            # Without it, the shared node is what Slurm gives.
+            r = srun("-n", "1", MPI_HELLO, extra_env={"PSI_WAIT": ""}, timeout=60)
+            self.assertRanksOn(r, ["n1"])
+
+    def test_psi_exclusive_inside_a_job_refuses_a_node_another_job_shares(self):
+        with busy_job("-w", "n1", "-n", "1"):
+            r = run_as_user(["salloc", "-w", "n1", "-n", "1", "srun", MPI_HELLO],
+                            extra_env={"PSI_EXCLUSIVE": "1"}, timeout=60)
+            self.assertRefused(r, "PSI_EXCLUSIVE asks for nodes no other job uses, and job ",
+                               " shares n1 (other jobs hold 1 of its 2 CPUs); run in a job "
+                               "that holds its nodes whole (salloc or sbatch --exclusive), or "
+                               "without PSI_EXCLUSIVE")
+        # A node the job has alone is granted.
+        r = run_as_user(["salloc", "-w", "n2", "-n", "1", "srun", MPI_HELLO],
+                        extra_env={"PSI_EXCLUSIVE": "1"}, timeout=60)
+        self.assertRanksOn(r, ["n2"])
+
+    def test_psi_wait_unset_fails_at_once_while_the_node_is_held(self):
+        with busy_job("-w", "n1", "-n", "2"):
+            started = time.monotonic()
+            r = srun("-n", "1", MPI_HELLO, extra_env={"PSI_HOSTS": "n1"}, timeout=60)
+            took = time.monotonic() - started
+            self.assertRefused(r, "the job cannot start now and PSI_WAIT is not set, so it does "
+                                  "not wait in Slurm's queue (",
+                               "busy: n1 (2 of 2 CPUs in use)",
+                               "set PSI_WAIT to wait until Slurm can start it")
+            self.assertLess(took, 10, "it must not wait")
+            self.assertEqual(cluster.leftovers(), [])
+
+    def test_psi_wait_waits_in_the_queue_until_the_node_is_free(self):
+        env = dict(cluster.cluster_env())
+        env.update(cluster.OMPI_ENV)
+        env.update({"PSI_HOSTS": "n1", "PSI_WAIT": ""})
+        with busy_job("-w", "n1", "-n", "2") as other:
+            waiting = subprocess.Popen(
+                ["runuser", "-u", cluster.TEST_USER, "--", "env"] +
+                [f"{k}={v}" for k, v in env.items()] + ["srun", "-n", "1", MPI_HELLO],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp")
+            try:
+                time.sleep(4)
+                self.assertIsNone(waiting.poll(), "srun did not wait")
+                pending = run_as_user(["squeue", "-h", "-t", "PD", "-o", "%i"]).stdout.split()
+                self.assertTrue(pending, "no job waits in the queue")
+                run_as_user(["scancel", other])
+                out, err = waiting.communicate(timeout=60)
+            finally:
+                if waiting.poll() is None:
+                    waiting.kill()
+                    waiting.communicate()
+        self.assertEqual(waiting.returncode, 0, err)
+        self.assertEqual([n for n, *_ in hello_ranks(out).values()], ["n1"], out + err)
 
     def test_nodes_sort_none_keeps_the_order(self):
         r = srun("--nodes-sort=none", "-n", "3", MPI_HELLO)

@@ -319,3 +319,77 @@ TEST(OverbookOverPool, CpusPerTaskCount) {
     // 8 CPUs needed, 6 there: every node.
     EXPECT_EQ(overbookOverPool(r, {{"n2", 2}, {"n3", 2}, {"n4", 2}}).request.minNodes, 3);
 }
+
+namespace {
+
+ParaStationRequest psi(bool exclusive, bool fromEnvironment, bool wait,
+                       const std::string &exclusiveBy = "PSI_EXCLUSIVE") {
+    ParaStationRequest ps;
+    ps.exclusive = exclusive;
+    ps.fromEnvironment = fromEnvironment;
+    ps.wait = wait;
+    ps.sources.exclusive = exclusiveBy;
+    return ps;
+}
+
+} // namespace
+
+// Seed 004: PSI_EXCLUSIVE takes only nodes no other job uses, held for the
+// job: Slurm's --exclusive when srun asks for the job.
+TEST(ParaStationQueueRules, ExclusiveAsksForNodesNoOtherJobUses) {
+    using Sharing = AllocationRequest::Sharing;
+    auto ask = parastationQueueRules(AllocationRequest{}, psi(true, true, true));
+    ASSERT_TRUE(ask.ok());
+    EXPECT_EQ(ask->request.sharing, Sharing::Exclusive);
+    EXPECT_FALSE(ask->request.immediate);
+    EXPECT_EQ(ask->notes, std::vector<std::string>{"PSI_EXCLUSIVE: asked Slurm for nodes no "
+                                                   "other job uses, held for this job "
+                                                   "(--exclusive)"});
+    // Overbooking enforces it, and says so.
+    ask = parastationQueueRules(AllocationRequest{}, psi(true, false, false, "--overbook"));
+    ASSERT_TRUE(ask.ok());
+    EXPECT_EQ(ask->request.sharing, Sharing::Exclusive);
+    EXPECT_EQ(ask->notes.at(0).rfind("--overbook (which enforces PSI_EXCLUSIVE): ", 0), 0u);
+    // A user's --exclusive=user is kept; --oversubscribe contradicts it.
+    AllocationRequest user;
+    user.sharing = Sharing::ExclusiveUser;
+    ask = parastationQueueRules(user, psi(true, true, true));
+    ASSERT_TRUE(ask.ok());
+    EXPECT_EQ(ask->request.sharing, Sharing::ExclusiveUser);
+    AllocationRequest shared;
+    shared.sharing = Sharing::Oversubscribe;
+    auto refused = parastationQueueRules(shared, psi(true, true, true));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().message,
+              "PSI_EXCLUSIVE asks for nodes no other job uses, and --oversubscribe lets other "
+              "jobs onto them: give one of them");
+    // Not exclusive: the sharing is the user's.
+    ask = parastationQueueRules(shared, psi(false, true, true));
+    ASSERT_TRUE(ask.ok());
+    EXPECT_EQ(ask->request.sharing, Sharing::Oversubscribe);
+}
+
+// Seed 004: without PSI_WAIT a request that cannot start now fails at
+// once (srun's --immediate); with it, it waits in the queue as srun does.
+// Only ParaStation's environment brings that rule; stepmap's options keep
+// srun's.
+TEST(ParaStationQueueRules, WithoutPsiWaitTheJobMustStartNow) {
+    struct Row {
+        bool fromEnvironment, wait, userImmediate;
+        bool immediate, forPsi;
+    } rows[] = {
+        {true, false, false, true, true},    // PSI_* without PSI_WAIT
+        {true, true, false, false, false},   // PSI_WAIT: waits
+        {false, false, false, false, false}, // options only: srun's rule
+        {true, false, true, true, false},    // the user's --immediate stays theirs
+    };
+    for (const Row &row : rows) {
+        AllocationRequest r;
+        r.immediate = row.userImmediate;
+        auto ask = parastationQueueRules(r, psi(false, row.fromEnvironment, row.wait));
+        ASSERT_TRUE(ask.ok());
+        EXPECT_EQ(ask->request.immediate, row.immediate) << row.fromEnvironment << row.wait;
+        EXPECT_EQ(ask->immediateForPsi, row.forPsi) << row.fromEnvironment << row.wait;
+        EXPECT_EQ(ask->notes.size(), row.forPsi ? 1u : 0u);
+    }
+}

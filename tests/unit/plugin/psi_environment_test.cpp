@@ -64,6 +64,33 @@ TEST(PsiEnvironment, WhichVariablesEngageStepmap) {
     EXPECT_EQ(environmentNamesRead().back(), "OMP_NUM_THREADS");
 }
 
+// Seed 004: PSI_EXCLUSIVE selects nodes no other job uses; PSI_OVERBOOK
+// "also enforces PSI_EXCLUSIVE"; PSI_WAIT queues. Both are on when set.
+TEST(PsiEnvironment, ExclusiveAndWaitAreOnWhenSetAndOverbookingEnforcesExclusive) {
+    const Applied exclusive = applyAll({}, {{"PSI_EXCLUSIVE", "0"}});
+    EXPECT_TRUE(exclusive.request.parastation.exclusive);
+    EXPECT_EQ(exclusive.request.parastation.sources.exclusive, "PSI_EXCLUSIVE");
+    EXPECT_TRUE(exclusive.request.parastation.fromEnvironment);
+    EXPECT_FALSE(exclusive.request.parastation.wait);
+
+    const Applied overbook = applyAll({}, {{"PSI_OVERBOOK", ""}});
+    EXPECT_TRUE(overbook.request.parastation.exclusive);
+    EXPECT_EQ(overbook.request.parastation.sources.exclusive, "PSI_OVERBOOK");
+
+    StepmapOptions options;
+    options.overbook = true;
+    const Applied option = applyAll(options, {});
+    EXPECT_TRUE(option.request.parastation.exclusive);
+    EXPECT_EQ(option.request.parastation.sources.exclusive, "--overbook");
+    // An option alone is no ParaStation environment: srun's queue rules.
+    EXPECT_FALSE(option.request.parastation.fromEnvironment);
+
+    const Applied waiting = applyAll({}, {{"PSI_HOSTS", "n1"}, {"PSI_WAIT", ""}});
+    EXPECT_TRUE(waiting.request.parastation.wait);
+    EXPECT_TRUE(waiting.request.parastation.fromEnvironment);
+    EXPECT_FALSE(waiting.request.parastation.exclusive);
+}
+
 TEST(PsiEnvironment, NothingSetChangesNothing) {
     const Applied a = applyAll({}, {});
     EXPECT_EQ(a.request, PlanRequest{});

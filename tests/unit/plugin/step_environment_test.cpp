@@ -97,17 +97,23 @@ TEST(PlanEnvironment, Table) {
         bool oversubscribed;
         std::optional<int> tpp;
         std::vector<std::string> extra; // set after the fixed five, before the plan
+        bool psiEnvironment = false, psiWait = false;
     };
     const Case cases[] = {
         {"plain", false, std::nullopt, {}},
         {"oversubscribed", true, std::nullopt, {"SLURM_OVERCOMMIT=1"}},
         {"--tpp 1", false, 1, {}},
         {"--tpp 4", true, 4, {"SLURM_OVERCOMMIT=1", "SLURM_CPUS_PER_TASK=4"}},
+        // ParaStation's queue rule for the step: no PSI_WAIT, no waiting.
+        {"PSI_* without PSI_WAIT", false, std::nullopt, {"SLURM_IMMEDIATE=1 (unless set)"}, true},
+        {"PSI_WAIT", false, std::nullopt, {}, true, true},
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.what);
         PlanRequest request;
         request.parastation.threadsPerProcess = c.tpp;
+        request.parastation.fromEnvironment = c.psiEnvironment;
+        request.parastation.wait = c.psiWait;
         const LaunchPlan plan = twoRanks(c.oversubscribed);
         auto changes = planEnvironment(plan, request, "/proc/self/fd/5", "SLURM_CPUS_PER_TASK");
         ASSERT_TRUE(changes) << changes.error().message;
