@@ -82,8 +82,10 @@ class NetworkFaultTest(cluster.StepTestCase):
                                                      stdout=subprocess.PIPE, text=True)
                      .stdout.splitlines() if not cluster._zombie(line)]
         self.assertEqual(emulators, [], "link.sh clear left link emulators running")
-        # A node cut off from slurmctld finishes its job once it is back.
-        self.assertTrue(cluster.wait_for(lambda: not cluster.slurm_jobs(), 60),
+        # A node cut off from slurmctld finishes its job once it is back;
+        # a completion message the fault lost, when slurmctld sends its
+        # TERMINATE_JOB again (after 60 s).
+        self.assertTrue(cluster.wait_for(lambda: not cluster.slurm_jobs(), 120),
                         f"jobs left in squeue: {cluster.slurm_jobs()}")
         super().tearDown()
         self.assertEqual(shared_memory_left(), [])
@@ -179,6 +181,15 @@ class NetworkFaultTest(cluster.StepTestCase):
         finally:
             subprocess.run([os.path.join(cluster.SOURCE_ROOT, "contrib/cluster/start.sh")] +
                            cluster.plugin_arguments(), check=True, stdout=subprocess.DEVNULL)
+            # The node is back once its job ended there and a job runs on
+            # it again: the next test must not meet a slurmd still settling
+            # (its first TERMINATE_JOB went unanswered, 60 s more).
+            self.assertTrue(cluster.wait_for(lambda: not cluster.slurm_jobs(), 120),
+                            f"jobs left in squeue: {cluster.slurm_jobs()}")
+            probe = cluster.srun("-w", "n3", "-n", "1", "true", timeout=60)
+            self.assertEqual(probe.returncode, 0, probe.stderr)
+            self.assertTrue(cluster.wait_for(lambda: not cluster.slurm_jobs(), 120),
+                            f"jobs left in squeue: {cluster.slurm_jobs()}")
 
 
 if __name__ == "__main__":
