@@ -204,16 +204,8 @@ void HubLink::onWelcome(const wire::Frame &f) {
     }
     if (m->fanOut > 0 && settings_.nodeCount > 1 && !startTree(m->fanOut))
         return;
-    if (!peers_) {
-        // No tree, no address book: the requests that waited go to the hub.
-        bookSettled_ = true;
-        if (bookWait_)
-            uv_timer_stop(bookWait_.get());
-        auto waiting = std::move(awaitingBook_);
-        awaitingBook_.clear();
-        for (auto id : waiting)
-            routeModex(id);
-    }
+    if (!peers_)
+        settleAddressBook(); // no tree, no book: what waited goes to the hub
     auto held = std::move(held_);
     held_.clear();
     for (auto &h : held)
@@ -278,13 +270,7 @@ void HubLink::gatherAddressBook() {
                       (status == statuses_.success ? std::string("malformed")
                                                    : host_.statusText(status)) +
                       "); direct modex goes through srun's hub");
-        bookSettled_ = true;
-        if (bookWait_)
-            uv_timer_stop(bookWait_.get());
-        auto waiting = std::move(awaitingBook_);
-        awaitingBook_.clear();
-        for (auto id : waiting)
-            routeModex(id);
+        settleAddressBook();
     });
 }
 
@@ -536,6 +522,16 @@ void HubLink::routeModex(std::uint64_t id) {
             return;
     }
     modexThroughHub(id);
+}
+
+void HubLink::settleAddressBook() {
+    bookSettled_ = true;
+    if (bookWait_)
+        uv_timer_stop(bookWait_.get());
+    auto waiting = std::move(awaitingBook_);
+    awaitingBook_.clear();
+    for (auto id : waiting)
+        routeModex(id);
 }
 
 void HubLink::waitForBookAtMost() {

@@ -135,6 +135,9 @@ private:
     // Requests wait for the address book at most kBookWaitMs, then go
     // through the hub.
     void waitForBookAtMost();
+    // The book came, or cannot come: the requests that waited for it go,
+    // directly if it came.
+    void settleAddressBook();
     static constexpr unsigned kBookWaitMs = 1000;
     bool onTreeParent(const wire::Frame &f);
     bool onTreeRelay(const wire::Frame &f);
