@@ -74,7 +74,10 @@ void HubLink::leave() {
     // server that early): srun counts this server in already, and a close
     // without goodbye would read as a lost server and end the step. Wait a
     // moment for the Welcome, then say what there is to say and go.
-    if (!ready_ && conn_ && !conn_->closing() && retry_ && !leaveWhenWelcomed_) {
+    // Once only: a hub that takes the connection and never answers must not
+    // keep the server waiting past the plugin's stop.
+    if (!ready_ && conn_ && !conn_->closing() && retry_ && !waitedForWelcome_) {
+        waitedForWelcome_ = true;
         leaveWhenWelcomed_ = true;
         uv_timer_start(
             retry_.get(),

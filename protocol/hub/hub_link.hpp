@@ -175,6 +175,7 @@ private:
     // leave() came before the Welcome: it finishes when that arrives, or
     // after kWelcomeWaitOnLeaveMs (the plugin's stop allows 2 s).
     bool leaveWhenWelcomed_ = false;
+    bool waitedForWelcome_ = false; // that wait happens once
     static constexpr unsigned kWelcomeWaitOnLeaveMs = 1000;
     uvnet::UvHandlePtr<uv_timer_t> retry_;
     std::uint64_t joinDeadline_ = 0;

@@ -357,8 +357,10 @@ TEST_F(FenceTreeTest, AParentThatCannotBeJoinedIsReachedThroughTheHub) {
         EXPECT_EQ(*o.status, 0);
         EXPECT_EQ(o.data, "D0D+1D++2");
     }
+    // Not the reason: the "unused" port may be taken meanwhile by a test
+    // running alongside, whose listener then fails the handshake instead.
     EXPECT_TRUE(nodes_[1]->logged("could not join the fence tree parent node index 0 within 600 "
-                                  "ms (connection failed: "));
+                                  "ms ("));
     EXPECT_TRUE(nodes_[0]->logged("fence tree child node index 1 comes through srun's hub"));
     // Later fences go the same way, the root first this time.
     ASSERT_TRUE(fenceAll({0, 2, 1}, false, out));

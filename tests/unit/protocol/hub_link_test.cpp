@@ -16,6 +16,7 @@
 
 #include <csignal>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -607,6 +608,43 @@ TEST_F(HubLinkTest, NoHubFailsWhatWaitsAndStopsTheServer) {
     EXPECT_FALSE(h0.lines.empty());
     EXPECT_EQ(h0.lines[0].rfind("could not join srun's rendezvous (connection failed: ", 0), 0u)
         << h0.lines[0];
+}
+
+// A hub that takes the connection and never says a word (its listener
+// never accepts): a server stopped then waits once for the Welcome it will
+// not get, and goes. (It used to wait again and again, so the server stayed
+// until slurmstepd killed it.)
+TEST_F(HubLinkTest, AServerStoppedBeforeAnyWelcomeStillStops) {
+    int mute = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(bind(mute, reinterpret_cast<sockaddr *>(&a), len), 0);
+    ASSERT_EQ(listen(mute, 4), 0);
+    getsockname(mute, reinterpret_cast<sockaddr *>(&a), &len);
+
+    FakeHost h0;
+    auto &l = link(0, h0, ntohs(a.sin_port));
+    l.connect();
+    // The test takes the connection only to watch it; it sends nothing.
+    int taken = -1;
+    ASSERT_TRUE(
+        runUntil([&] { return (taken = accept4(mute, nullptr, nullptr, SOCK_CLOEXEC)) >= 0; }, 5));
+    const auto started = std::chrono::steady_clock::now();
+    l.leave();
+    // The link closes its end: the hub's side reads the end of the stream.
+    auto closedByServer = [&] {
+        pollfd p{taken, POLLIN, 0};
+        char buf[64];
+        return poll(&p, 1, 0) > 0 && recv(taken, buf, sizeof buf, MSG_DONTWAIT) == 0;
+    };
+    EXPECT_TRUE(runUntil(closedByServer, 5)) << "the server still waits for the Welcome";
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    EXPECT_LT(took.count(), 2000) << "the plugin's stop allows 2 s";
+    close(taken);
+    close(mute);
 }
 
 // A hub of the test's own on the link's loop: welcomes the server, then asks

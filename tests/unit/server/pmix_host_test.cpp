@@ -346,6 +346,13 @@ Intruder openIntruder(int port, std::optional<uid_t> as) {
     Intruder in;
     in.pid = fork();
     if (in.pid == 0) {
+        // The server runs in this process: an intruder forked after it
+        // accepted (and before it closed) another intruder's connection
+        // would hold that socket open too, and the other one would never
+        // see the server close it. Keep only the report pipe.
+        for (int fd = 3; fd < 4096; ++fd)
+            if (fd != fds[1])
+                close(fd);
         if (as && (setresgid(*as, *as, *as) != 0 || setresuid(*as, *as, *as) != 0))
             _exit(2);
         int s = socket(AF_INET, SOCK_STREAM, 0);
