@@ -71,6 +71,16 @@ std::string siteDefaultsNote(const std::vector<std::string> &used, const SitePol
            "; give the option to choose another)";
 }
 
+Expected<void> checkUserCpuMap(const SitePolicy &policy, const PlanRequest &request) {
+    if (policy.allowUserCpuMap || request.parastation.cpuMap.empty() || !parastationPins(request))
+        return {};
+    return UserError{
+        "__PSI_CPUMAP: this cluster does not let users choose the CPUs of their "
+        "CPU-slots (allow.user_cpumap is not true in " +
+        (policy.path.empty() ? std::string("the site policy file, stepmap.yaml(5)") : policy.path) +
+        "); unset __PSI_CPUMAP to be pinned physical cores first"};
+}
+
 Expected<void> checkSitePolicy(const SitePolicy &policy, const LaunchPlan &plan,
                                const std::optional<std::string> &overbookBy) {
     if (!policy.allowOverbook && overbookBy)

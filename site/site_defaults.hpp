@@ -11,6 +11,7 @@
 
 #include "base/expected.hpp"
 #include "plan/launch_plan.hpp"
+#include "request/plan_request.hpp"
 #include "request/request_options.hpp"
 #include "site/site_policy.hpp"
 
@@ -38,6 +39,11 @@ std::vector<std::string> fillSiteDefaults(const SitePolicy &policy, std::vector<
 // the option to choose another)", appended to an error when the plan used
 // site defaults; "" when it used none.
 std::string siteDefaultsNote(const std::vector<std::string> &used, const SitePolicy &policy);
+
+// Whether the site lets the request's __PSI_CPUMAP order the CPU-slots
+// (allow.user_cpumap); a map that pins nothing (no ParaStation placement,
+// __PSI_NO_PINPROC, --bind-to none) passes.
+Expected<void> checkUserCpuMap(const SitePolicy &policy, const PlanRequest &request);
 
 // Whether the finished plan keeps within the site's bounds: overbooking
 // (allow.overbook; `overbookBy` names what asked for it, "--overbook" or

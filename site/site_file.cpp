@@ -136,10 +136,10 @@ int limit(const std::optional<StrictMap> &map, const char *key, int most) {
     return yaml::smallNumber(*field, most, "0 means no limit");
 }
 
-bool allowed(const std::optional<StrictMap> &map, const char *key) {
+bool allowed(const std::optional<StrictMap> &map, const char *key, bool builtIn = true) {
     const auto field = given(map, key);
     if (!field)
-        return true;
+        return builtIn;
     return yaml::truth(*field);
 }
 
@@ -255,6 +255,7 @@ SitePolicy readPolicy(std::string_view text, std::string_view fileName) {
         const auto allow = section(map, "allow");
         policy.allowOversubscribe = allowed(allow, "oversubscribe");
         policy.allowOverbook = allowed(allow, "overbook");
+        policy.allowUserCpuMap = allowed(allow, "user_cpumap", false);
 
         const auto limits = section(map, "limits");
         policy.maxRanksPerNode = limit(limits, "ranks_per_node", kMaxRanksPerNodeLimit);

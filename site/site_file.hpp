@@ -33,6 +33,7 @@ inline constexpr const char *kSitePolicyKeys[] = {
     "defaults.with_ft",
     "allow.oversubscribe",
     "allow.overbook",
+    "allow.user_cpumap",
     "limits.ranks_per_node",
     "limits.ranks",
     "profile",

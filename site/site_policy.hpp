@@ -39,6 +39,9 @@ struct SitePolicy {
     // is refused; with overbook false, --overbook / PSI_OVERBOOK.
     bool allowOversubscribe = true;
     bool allowOverbook = true;
+    // With user_cpumap true, ParaStation's __PSI_CPUMAP may reorder a node's
+    // CPU-slots (psmgmt's allowUserMap); false (built in): it is refused.
+    bool allowUserCpuMap = false;
 
     // limits: refused above these (0: no limit).
     int maxRanksPerNode = 0;

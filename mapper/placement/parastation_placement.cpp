@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "base/quote.hpp"
+#include "placement/cpu_slots.hpp"
 #include "placement/node_filter.hpp"
 #include "placement/node_sort.hpp"
 #include "placement/rank_mappers.hpp"
@@ -108,9 +109,12 @@ std::optional<UserError> checkRequest(const PlanRequest &request) {
                               ? std::string("qualifiers")
                               : lowerWord(bindToWord(request.bind->to))) +
                          " cannot be combined with " + setting +
-                         ": ParaStation placement does not bind ranks; each runs in the step's "
-                         "CPUs on its node (with --tpp=N Slurm gives every rank N of them). "
-                         "Use --bind-to none, drop --bind-to, or " +
+                         ": ParaStation placement pins each process to its CPU-slots itself "
+                         "(" +
+                         ps.sources.threadsPerProcess +
+                         " slots per process, physical "
+                         "cores first). Drop --bind-to to keep that pinning, use --bind-to none "
+                         "(or set __PSI_NO_PINPROC) to run unpinned, or " +
                          withdraw(settingName(setting)) + " to place with mpirun's policies."};
     if (request.map.oversubscribe == true && !request.overbook)
         return UserError{"--map-by :OVERSUBSCRIBE cannot be combined with " + setting +
@@ -262,7 +266,7 @@ RankNodes overbookCyclic(const std::vector<NodeSlots> &nodes, int np) {
 }
 
 LaunchPlan assemble(const std::vector<NodeSlots> &nodes, const RankNodes &rankNodes,
-                    int threadsPerProcess) {
+                    int threadsPerProcess, std::vector<std::uint32_t> &allocOfPlanNode) {
     std::vector<std::int64_t> counts(nodes.size(), 0);
     for (std::uint32_t node : rankNodes)
         ++counts[node];
@@ -272,6 +276,7 @@ LaunchPlan assemble(const std::vector<NodeSlots> &nodes, const RankNodes &rankNo
         if (counts[i] == 0)
             continue;
         planIndex[i] = static_cast<std::uint32_t>(plan.nodes.size());
+        allocOfPlanNode.push_back(nodes[i].allocIndex);
         plan.nodes.push_back(
             PlannedNode{std::string(nodes[i].name), nodes[i].slots, nodes[i].maxSlots});
         // nodes[i].slots counts processes; the node's CPUs hold cpus / tpp.
@@ -285,13 +290,27 @@ LaunchPlan assemble(const std::vector<NodeSlots> &nodes, const RankNodes &rankNo
     return plan;
 }
 
-} // namespace
-
-bool usesParaStationPlacement(const PlanRequest &request) {
-    const ParaStationRequest &ps = request.parastation;
-    return ps.loopNodesFirst || ps.nodesSort || ps.threadsPerProcess || ps.pool ||
-           (request.overbook && ps.sources.overbook != ParaStationSources{}.overbook);
+// Step 6: each process pinned to its CPU-slots (cpu_slots.hpp), on the
+// nodes whose hardware the allocation describes.
+Expected<LaunchPlan> pin(LaunchPlan plan, const Allocation &allocation,
+                         const std::vector<std::uint32_t> &allocOfPlanNode,
+                         const PlanRequest &request) {
+    std::vector<const NodeModel *> models;
+    models.reserve(allocOfPlanNode.size());
+    for (std::uint32_t index : allocOfPlanNode)
+        models.push_back(allocation.nodes[index].model.get());
+    detail::SlotPinning pinning;
+    pinning.threadsPerProcess = request.parastation.threads();
+    pinning.cpuMap = request.parastation.cpuMap;
+    pinning.overbook = request.overbook;
+    // A user's map names CPUs: each must be the step's. The default order
+    // binds within what the step holds on each node.
+    plan.bindingRequest = pinning.cpuMap.empty() ? BindingRequest::Default : BindingRequest::Cpus;
+    plan.bindMemory = request.parastation.bindMemory;
+    return detail::pinToCpuSlots(std::move(plan), models, pinning);
 }
+
+} // namespace
 
 Expected<LaunchPlan> makeParaStationPlan(const Allocation &allocation, const PlanRequest &request) {
     if (auto error = checkRequest(request))
@@ -335,10 +354,17 @@ Expected<LaunchPlan> makeParaStationPlan(const Allocation &allocation, const Pla
     }
     if (!ranks)
         return ranks.error();
-    return assemble(nodes, ranks.value(), ps.threads());
+    std::vector<std::uint32_t> allocOfPlanNode;
+    LaunchPlan plan = assemble(nodes, ranks.value(), ps.threads(), allocOfPlanNode);
+    if (!parastationPins(request))
+        return plan;
+    return pin(std::move(plan), allocation, allocOfPlanNode, request);
 }
 
 void describeParaStationMapping(JobMapHeader &header, const PlanRequest &request) {
+    if (parastationPins(request))
+        header.bindingPolicy =
+            request.parastation.cpuMap.empty() ? "CPU-SLOT:CORES-FIRST" : "CPU-SLOT:__PSI_CPUMAP";
     if (!request.parastation.loopNodesFirst)
         return;
     header.mappingPolicy = request.overbook ? "BYNODE:OVERBOOK" : "BYNODE:NOOVERSUBSCRIBE";

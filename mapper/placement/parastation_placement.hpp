@@ -30,7 +30,11 @@
 //    (or not given), without modifiers but (NO)OVERSUBSCRIBE;
 //    :OVERSUBSCRIBE needs --overbook; --overbook with :NOOVERSUBSCRIBE,
 //    --rank-by, --bind-to other than none and MPMD applications are
-//    refused. Ranks are not bound (Slurm's step cpuset holds them).
+//    refused.
+// 6. Pinning (cpu_slots.hpp): unless __PSI_NO_PINPROC or --bind-to none,
+//    each process is bound to its --tpp CPU-slots of its node, physical
+//    cores first or in __PSI_CPUMAP's order; on nodes whose hardware the
+//    allocation does not describe, ranks stay unbound.
 // Every user error names its input (option or PSI_* variable, as recorded
 // in ParaStationRequest::sources) and the fix.
 
@@ -42,18 +46,15 @@
 
 namespace stepmap {
 
-// True when the request uses a ParaStation setting beyond a bare
-// command-line --overbook (which the planner's own --overbook policy
-// places, with the same result): --loop-nodes-first, --nodes-sort, --tpp
-// (or PSI_TPP, any value), a PSI_* node pool, or PSI_OVERBOOK.
-bool usesParaStationPlacement(const PlanRequest &request);
+// (usesParaStationPlacement() and parastationPins() are in
+// request/plan_request.hpp: srun asks for node hardware by them.)
 
 // The plan for such a request, as described above. O(nodes log nodes +
 // ranks).
 Expected<LaunchPlan> makeParaStationPlan(const Allocation &allocation, const PlanRequest &request);
 
 // Adjusts the job map header (--display-map) to a ParaStation request:
-// --loop-nodes-first maps and ranks by node.
+// --loop-nodes-first maps and ranks by node; pinning binds to CPU-slots.
 void describeParaStationMapping(JobMapHeader &header, const PlanRequest &request);
 
 } // namespace stepmap

@@ -61,6 +61,9 @@ struct LaunchPlan {
     // Some node runs more ranks than its slots or its Slurm CPUs.
     bool oversubscribed = false;
     BindingRequest bindingRequest = BindingRequest::Default;
+    // Each bound rank's memory is bound to the NUMA nodes of its CPUs
+    // (ParaStation's pinning, unless __PSI_NO_BINDMEM).
+    bool bindMemory = false;
     // The distinct CPU sets ranks are bound to (RankPlacement::binding);
     // a few per node shape for regular layouts.
     std::vector<CpuBinding> bindings;
@@ -91,7 +94,8 @@ struct LaunchPlan {
 // <nodes>: node names, hostlist-compressed ("n[1-4]").
 // <slots>: one count per node, runs written "value*repeat" ("2*3,4").
 // <max_slots>: likewise, '-' for none ("-*4").
-// <oversubscribed>: 0 or 1.
+// <oversubscribed>: the flags: 1 when oversubscribed, plus 2 x the binding
+//   request (0-2), then "M" when bound ranks bind their memory.
 // <ranks>: the node of each rank in rank order, as blocks
 //   "F[-L][*P][xR]": R times (default 1) over nodes F..L (default F), P
 //   consecutive ranks (default 1) on each. Slot mapping 4 nodes x 2:

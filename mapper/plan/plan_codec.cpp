@@ -121,11 +121,12 @@ std::string encodePlan(const LaunchPlan &plan) {
     out += ';' + compressHostlist(names);
     out += ';' + formatCounts(slots);
     out += ';' + formatCounts(maxSlots);
-    // Flags: 1 oversubscribed, plus 2 x the binding request (0-2).
+    // Flags: 1 oversubscribed, plus 2 x the binding request (0-2), then 'M'
+    // when bound ranks bind their memory too.
     out +=
         ';' +
         std::to_string((plan.oversubscribed ? 1 : 0) + 2 * static_cast<int>(plan.bindingRequest)) +
-        ';';
+        (plan.bindMemory ? "M" : "") + ';';
     out += detail::formatBlocks(detail::blocksFromNodes(values));
     if (!extended)
         return out;
@@ -296,8 +297,10 @@ Expected<LaunchPlan> decodeBase(const PlanFields &fields, const PlanLimits &limi
     if (!maxSlots)
         return maxSlots.error();
     const std::string_view flags = fields.at[4];
-    if (flags.size() != 1 || flags[0] < '0' || flags[0] > '5')
-        return invalid("the flags field is " + excerpt(flags) + ", not a digit from 0 to 5");
+    if (flags.empty() || flags.size() > 2 || flags[0] < '0' || flags[0] > '5' ||
+        (flags.size() == 2 && flags[1] != 'M'))
+        return invalid("the flags field is " + excerpt(flags) +
+                       ", not a digit from 0 to 5, optionally followed by M");
     auto rankNodes = detail::nodesFromBlocks(
         fields.at[5], static_cast<std::uint32_t>(names->size()), limits.maxRanks);
     if (!rankNodes)
@@ -311,6 +314,7 @@ Expected<LaunchPlan> decodeBase(const PlanFields &fields, const PlanLimits &limi
         plan.ranks.push_back(RankPlacement{node, 0, 0});
     plan.oversubscribed = (flags[0] - '0') % 2 == 1;
     plan.bindingRequest = static_cast<BindingRequest>((flags[0] - '0') / 2);
+    plan.bindMemory = flags.size() == 2;
     return plan;
 }
 

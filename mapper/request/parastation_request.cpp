@@ -4,6 +4,7 @@
 #include <array>
 #include <utility>
 
+#include "base/input_limits.hpp"
 #include "base/parse_number.hpp"
 #include "base/quote.hpp"
 
@@ -151,6 +152,53 @@ Expected<NodePool> parsePsiNodes(std::string_view value) {
             pool.indices.push_back(static_cast<std::uint32_t>(index));
         if (comma == std::string_view::npos)
             return pool;
+        pos = comma + 1;
+    }
+}
+
+Expected<std::vector<std::uint32_t>> parsePsiCpuMap(std::string_view value) {
+    const std::string context = "__PSI_CPUMAP " + quoted(value) + ": ";
+    const std::string expected =
+        " (expected the CPUs of CPU-slots 0, 1, ... as numbers and ranges, e.g. \"0,2,1,3\" or "
+        "\"0-3\")";
+    if (trimmed(value).empty())
+        return UserError{context + "no CPUs" + expected};
+    std::vector<std::uint32_t> cpus;
+    std::vector<bool> seen;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t comma = value.find(',', pos);
+        const std::string_view item = trimmed(value.substr(
+            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+        if (item.empty())
+            return UserError{context + "empty item" + expected};
+        const std::size_t dash = item.find('-');
+        const std::string_view firstText = trimmed(item.substr(0, dash));
+        const std::string_view lastText =
+            dash == std::string_view::npos ? firstText : trimmed(item.substr(dash + 1));
+        const auto first = detail::parseUnsigned(firstText, kMaxCpuId);
+        const auto last = detail::parseUnsigned(lastText, kMaxCpuId);
+        if ((!first && detail::isNumberAbove(firstText, kMaxCpuId)) ||
+            (!last && detail::isNumberAbove(lastText, kMaxCpuId)))
+            return UserError{context + quoted(item) + ": CPU indices go up to " +
+                             std::to_string(kMaxCpuId)};
+        if (!first || !last)
+            return UserError{context + quoted(item) + " is not a CPU index or range" + expected};
+        if (*last < *first)
+            return UserError{context + "range " + quoted(item) +
+                             " ends before it starts (write it as " + std::to_string(*last) + "-" +
+                             std::to_string(*first) + ")"};
+        for (std::uint64_t cpu = *first; cpu <= *last; ++cpu) {
+            if (seen.size() <= cpu)
+                seen.resize(cpu + 1, false);
+            if (seen[cpu])
+                return UserError{context + "CPU " + std::to_string(cpu) +
+                                 " is listed twice: each CPU-slot needs a CPU of its own"};
+            seen[cpu] = true;
+            cpus.push_back(static_cast<std::uint32_t>(cpu));
+        }
+        if (comma == std::string_view::npos)
+            return cpus;
         pos = comma + 1;
     }
 }

@@ -62,6 +62,7 @@ struct ParaStationSources {
     std::string nodesSort = "--nodes-sort";
     std::string threadsPerProcess = "--tpp"; // or "PSI_TPP", "OMP_NUM_THREADS"
     std::string exclusive = "PSI_EXCLUSIVE"; // or "PSI_OVERBOOK", "--overbook"
+    std::string pin = "__PSI_NO_PINPROC";    // what turned pinning off: or "--bind-to none"
 
     bool operator==(const ParaStationSources &) const = default;
 };
@@ -81,6 +82,16 @@ struct ParaStationRequest {
     // is set.
     bool fromEnvironment = false;
     bool wait = false;
+    // Pinning (seed 004, "Process pinning"): each process is bound to its
+    // threads() CPU-slots on its node; __PSI_NO_PINPROC turns it off (as
+    // does --bind-to none, sources.pin says which).
+    bool pin = true;
+    // __PSI_CPUMAP: the node's CPUs (OS indices) in CPU-slot order, in place
+    // of the default order (physical cores first). Empty: the default.
+    std::vector<std::uint32_t> cpuMap;
+    // Memory is bound to the NUMA nodes of the pinned CPUs unless
+    // __PSI_NO_BINDMEM is set (or nothing is pinned).
+    bool bindMemory = true;
     // Figures of the allocated nodes; needed only when nodesSort rates nodes
     // (anything but NONE), see needsNodeFigures().
     std::vector<NodeFigures> figures;
@@ -120,6 +131,12 @@ Expected<int> parseOmpNumThreads(std::string_view value);
 // around items are allowed; an empty list or item, a reversed range or a
 // non-number is an error.
 Expected<NodePool> parsePsiNodes(std::string_view value);
+
+// __PSI_CPUMAP: the CPUs (OS indices of hardware threads) that CPU-slots
+// 0, 1, ... map to, comma-separated numbers and inclusive ranges, "0,2,4-7";
+// blanks around items allowed. A CPU listed twice, an empty list or item, a
+// reversed range, a non-number or an index above kMaxCpuId is an error.
+Expected<std::vector<std::uint32_t>> parsePsiCpuMap(std::string_view value);
 
 // PSI_HOSTS: host names separated by white space. Empty: error.
 Expected<NodePool> parsePsiHosts(std::string_view value);

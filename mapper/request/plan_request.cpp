@@ -18,7 +18,20 @@ Expected<int> parseProcessCount(std::string_view value) {
     return UserError{"process count " + quoted(value) + ": expected a positive number, e.g. -n 8"};
 }
 
+bool usesParaStationPlacement(const PlanRequest &request) {
+    const ParaStationRequest &ps = request.parastation;
+    return ps.loopNodesFirst || ps.nodesSort || ps.threadsPerProcess || ps.pool ||
+           (request.overbook && ps.sources.overbook != ParaStationSources{}.overbook);
+}
+
+bool parastationPins(const PlanRequest &request) {
+    return usesParaStationPlacement(request) && request.parastation.pin &&
+           !(request.bind && request.bind->to == BindTo::None);
+}
+
 bool needsHardware(const PlanRequest &request) {
+    if (parastationPins(request))
+        return true;
     auto objectMap = [](const MapPolicy &m) {
         return m.by != MapBy::Slot && m.by != MapBy::Node && m.by != MapBy::Default &&
                m.by != MapBy::Seq;

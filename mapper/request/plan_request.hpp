@@ -53,11 +53,22 @@ struct PlanRequest {
 // number up to kMaxRanks (launch_plan.hpp). The error names the value.
 Expected<int> parseProcessCount(std::string_view value);
 
+// True when the request uses a ParaStation setting beyond a bare
+// command-line --overbook (which the planner's own --overbook policy
+// places, with the same result): --loop-nodes-first, --nodes-sort, --tpp
+// (or PSI_TPP, any value), a PSI_* node pool, or PSI_OVERBOOK. The planner
+// then places it as ParaStation does (placement/parastation_placement.hpp).
+bool usesParaStationPlacement(const PlanRequest &request);
+
+// True when ParaStation placement pins the request's processes to their
+// CPU-slots: unless __PSI_NO_PINPROC or --bind-to none.
+bool parastationPins(const PlanRequest &request);
+
 // Whether planning the request uses each node's hardware (cores, caches,
-// NUMA): object mappings, ppr, pe-list, rankfile, device, PE=n and any
-// --bind-to but none. Without it, srun and stepmap-plan give nodes as
-// plain slot counts. (The planner's own check, of what cannot be planned
-// without hardware, is narrower.)
+// NUMA): object mappings, ppr, pe-list, rankfile, device, PE=n, any
+// --bind-to but none, and ParaStation placement that pins. Without it, srun and stepmap-plan give
+// nodes as plain slot counts. (The planner's own check, of what cannot be planned without hardware,
+// is narrower.)
 bool needsHardware(const PlanRequest &request);
 
 } // namespace stepmap

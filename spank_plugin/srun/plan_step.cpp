@@ -117,6 +117,8 @@ Expected<StepNodeRequest> stepNodeRequest(const SrunCommandLine &cmd,
 
 Expected<PlannedStep> planStep(PlanRequest request, Allocation allocation, const StepRules &rules,
                                const SitePolicy &policy) {
+    if (auto mapped = checkUserCpuMap(policy, request); !mapped)
+        return mapped.error();
     auto divided = divideSlotsByCpusPerTask(std::move(allocation), request, rules.cpusPerTask);
     if (!divided)
         return divided.error();

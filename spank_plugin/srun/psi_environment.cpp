@@ -17,6 +17,10 @@ const std::string kTpp = "PSI_TPP";
 const std::string kExclusive = "PSI_EXCLUSIVE";
 const std::string kWait = "PSI_WAIT";
 const std::string kOmpNumThreads = "OMP_NUM_THREADS";
+// Pinning's variables: they shape ParaStation placement but do not engage it.
+const std::string kNoPinProc = "__PSI_NO_PINPROC";
+const std::string kCpuMap = "__PSI_CPUMAP";
+const std::string kNoBindMem = "__PSI_NO_BINDMEM";
 
 const std::string *lookup(const EnvironmentValues &env, const std::string &name) {
     const auto found = env.find(name);
@@ -72,6 +76,9 @@ const std::vector<std::string> &psiVariableNames() {
 const std::vector<std::string> &environmentNamesRead() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> all = psiVariableNames();
+        all.push_back(kNoPinProc);
+        all.push_back(kCpuMap);
+        all.push_back(kNoBindMem);
         all.push_back(kOmpNumThreads);
         return all;
     }();
@@ -135,6 +142,21 @@ Expected<std::vector<std::string>> applyParaStationEnvironment(const StepmapOpti
         if (!pool)
             return pool.error();
         ps.pool = std::move(pool.value());
+    }
+
+    // Pinning: on unless __PSI_NO_PINPROC (any value); --bind-to none is
+    // the planner's to see (parastationPins).
+    ps.pin = lookup(env, kNoPinProc) == nullptr;
+    ps.bindMemory = ps.pin && lookup(env, kNoBindMem) == nullptr;
+    if (const std::string *map = lookup(env, kCpuMap)) {
+        if (!ps.pin) {
+            notes.push_back(kCpuMap + " is ignored: " + kNoPinProc + " turns pinning off");
+        } else {
+            auto cpus = parsePsiCpuMap(*map);
+            if (!cpus)
+                return cpus.error();
+            ps.cpuMap = std::move(cpus.value());
+        }
     }
 
     // Threads per process: only ParaStation placement reads OMP_NUM_THREADS.

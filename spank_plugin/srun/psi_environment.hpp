@@ -20,8 +20,15 @@
 //   (none)              PSI_WAIT              on when set: a request that
 //                       cannot start now waits in Slurm's queue; unset, under
 //                       any PSI_* variable, it fails at once
-// Any PSI_* variable above engages stepmap as its options do; OMP_NUM_THREADS
-// alone does not.
+//   --bind-to none      __PSI_NO_PINPROC      on when set: ranks are not pinned
+//                                             to their CPU-slots
+//   (none)              __PSI_CPUMAP          the CPUs of CPU-slots 0, 1, ...
+//                       (OS indices, "0,2,1,3"); the site must allow it
+//                       (stepmap.yaml allow: user_cpumap)
+//   (none)              __PSI_NO_BINDMEM      on when set: memory is not bound
+//                                             to the pinned CPUs' NUMA nodes
+// Any PSI_* variable above engages stepmap as its options do; the __PSI_*
+// ones and OMP_NUM_THREADS alone do not.
 
 #include "base/expected.hpp"
 #include "options.hpp"
@@ -37,8 +44,8 @@ namespace stepmap::plugin {
 
 // The PSI_* variables stepmap honours, in the order above.
 const std::vector<std::string> &psiVariableNames();
-// Every variable applyParaStationEnvironment reads: the PSI_* ones and
-// OMP_NUM_THREADS.
+// Every variable applyParaStationEnvironment reads: the PSI_* ones, the
+// __PSI_* ones of pinning and OMP_NUM_THREADS (last).
 const std::vector<std::string> &environmentNamesRead();
 
 // name -> value of the variables that are set.

@@ -692,10 +692,10 @@ TEST(ParaStationPlacement, RefusesContradictions) {
          kFourByTwo,
          {.bind = parseBindTo("core").value(), .parastation = tpp(2, "PSI_TPP")},
          {},
-         "--bind-to core cannot be combined with PSI_TPP=2: ParaStation placement does not "
-         "bind ranks; each runs in the step's CPUs on its node (with --tpp=N Slurm gives every "
-         "rank N of them). Use --bind-to none, drop --bind-to, or unset PSI_TPP to place with "
-         "mpirun's policies."},
+         "--bind-to core cannot be combined with PSI_TPP=2: ParaStation placement pins each "
+         "process to its CPU-slots itself (PSI_TPP slots per process, physical cores first). "
+         "Drop --bind-to to keep that pinning, use --bind-to none (or set __PSI_NO_PINPROC) to "
+         "run unpinned, or unset PSI_TPP to place with mpirun's policies."},
         {"--tpp=2 --bind-to none",
          kFourByTwo,
          {.bind = parseBindTo("none").value(), .parastation = tpp(2)},
@@ -745,6 +745,158 @@ TEST(ParaStationPlacement, JobMapHeader) {
     header = jobMapHeader(fill, "7.0");
     describeParaStationMapping(header, fill);
     EXPECT_EQ(header.mappingPolicy, "BYSLOT:NOOVERSUBSCRIBE");
+    EXPECT_EQ(header.bindingPolicy, "CPU-SLOT:CORES-FIRST");
+    ParaStationRequest mapped = tpp(1);
+    mapped.cpuMap = {1, 0};
+    const PlanRequest byMap{.parastation = mapped};
+    header = jobMapHeader(byMap, "7.0");
+    describeParaStationMapping(header, byMap);
+    EXPECT_EQ(header.bindingPolicy, "CPU-SLOT:__PSI_CPUMAP");
+    const PlanRequest unpinned{.bind = parseBindTo("none").value(), .parastation = tpp(2)};
+    header = jobMapHeader(unpinned, "7.0");
+    describeParaStationMapping(header, unpinned);
+    EXPECT_EQ(header.bindingPolicy, "NONE");
+}
+
+// ---------------------------------------------------------------- pinning
+
+// `count` nodes n1.. of one Slurm shape, the job holding `cpus` (Slurm's
+// abstract ids; empty: all) on each.
+Allocation modeled(int count, SlurmNodeShape shape, std::vector<std::uint32_t> cpus = {}) {
+    auto model = buildSlurmNodeModel(shape, cpus);
+    EXPECT_TRUE(model.ok()) << model.error().message;
+    Allocation result;
+    for (int i = 1; i <= count; ++i)
+        result.nodes.push_back(AllocatedNode{
+            "n" + std::to_string(i), static_cast<int>(model.value()->puCount()), model.value()});
+    return result;
+}
+
+// Each rank as "node:LOGICAL@OS" of its binding, "node:-" when unbound.
+std::vector<std::string> pinnedPerRank(const LaunchPlan &plan) {
+    std::vector<std::string> out;
+    for (std::uint32_t r = 0; r < plan.ranks.size(); ++r) {
+        const CpuBinding *b = plan.bindingOf(r);
+        out.push_back(plan.nodes[plan.ranks[r].node].name + ":" +
+                      (b ? formatIdList(b->logical) + "@" + formatIdList(b->os) : "-"));
+    }
+    return out;
+}
+
+ParaStationRequest withCpuMap(ParaStationRequest ps, std::vector<std::uint32_t> map) {
+    ps.cpuMap = std::move(map);
+    return ps;
+}
+
+ParaStationRequest unpinned(ParaStationRequest ps) {
+    ps.pin = false;
+    return ps;
+}
+
+struct PinCase {
+    std::string name;
+    Allocation allocation;
+    PlanRequest request;
+    std::vector<std::string> expected; // pinnedPerRank
+    std::string error;
+};
+
+// Seed 004, "Process pinning": each process pinned to its PSI_TPP CPU-slots,
+// physical cores first. Slurm's model numbers OS ids threads last (thread t
+// of core c on a 4-core socket is OS CPU 4t + c), so a core's first thread
+// (logical 2c) is OS CPU c.
+TEST(ParaStationPinning, EachProcessTakesItsCpuSlotsCoresFirst) {
+    const SlurmNodeShape smt{.sockets = 1, .coresPerSocket = 4, .threadsPerCore = 2};
+    const SlurmNodeShape flat{.sockets = 1, .coresPerSocket = 4, .threadsPerCore = 1};
+    const std::vector<PinCase> cases = {
+        {"one slot each: a core each before any second hardware thread",
+         modeled(1, smt),
+         {.np = 6, .parastation = tpp(1)},
+         {"n1:0@0", "n1:2@1", "n1:4@2", "n1:6@3", "n1:1@4", "n1:3@5"},
+         ""},
+        {"--tpp=2: two slots, two cores' first threads",
+         modeled(1, smt),
+         {.np = 3, .parastation = tpp(2)},
+         {"n1:0,2@0-1", "n1:4,6@2-3", "n1:1,3@4-5"},
+         ""},
+        {"--loop-nodes-first: each node's processes count its own slots",
+         modeled(2, flat),
+         {.np = 4, .parastation = loop()},
+         {"n1:0@0", "n2:0@0", "n1:1@1", "n2:1@1"},
+         ""},
+        {"overbooked: the slots in turn, k or k+1 processes each",
+         modeled(1, SlurmNodeShape{.sockets = 1, .coresPerSocket = 2, .threadsPerCore = 1}),
+         {.np = 5, .overbook = true, .parastation = fromEnvironment({})},
+         {"n1:0@0", "n1:1@1", "n1:0@0", "n1:1@1", "n1:0@0"},
+         ""},
+        {"the job's CPUs only: cores 1 and 3 held",
+         modeled(1, flat, {1, 3}),
+         {.parastation = tpp(1)},
+         {"n1:1@1", "n1:3@3"},
+         ""},
+        {"__PSI_NO_PINPROC: unbound",
+         modeled(1, flat),
+         {.np = 2, .parastation = unpinned(tpp(1))},
+         {"n1:-", "n1:-"},
+         ""},
+        {"--bind-to none: unbound",
+         modeled(1, flat),
+         {.np = 2, .bind = parseBindTo("none").value(), .parastation = tpp(1)},
+         {"n1:-", "n1:-"},
+         ""},
+        {"no hardware known: unbound",
+         allocation({{"n1", 4}}),
+         {.np = 2, .parastation = tpp(1)},
+         {"n1:-", "n1:-"},
+         ""},
+        {"__PSI_CPUMAP orders the slots",
+         modeled(1, flat),
+         {.np = 3, .parastation = withCpuMap(tpp(1), {3, 1, 0, 2})},
+         {"n1:3@3", "n1:1@1", "n1:0@0"},
+         ""},
+        {"__PSI_CPUMAP naming a CPU the job does not hold",
+         modeled(1, flat, {0, 1}),
+         {.np = 1, .parastation = withCpuMap(tpp(1), {0, 2})},
+         {},
+         "__PSI_CPUMAP maps CPU-slot 1 to CPU 2, which the job does not hold on n1 (it holds "
+         "CPUs 0-1).\nList only CPUs of the job on every node, or unset __PSI_CPUMAP for the "
+         "default order (physical cores first)."},
+        {"__PSI_CPUMAP too short for the node's processes",
+         modeled(1, flat),
+         {.np = 2, .parastation = withCpuMap(tpp(1), {2})},
+         {},
+         "__PSI_CPUMAP lists 1 CPU-slots, but n1 runs 2 processes of 1 CPU-slots each.\nList "
+         "at least 2 CPUs, or run fewer processes there."},
+        {"__PSI_CPUMAP shared when overbooking",
+         modeled(1, flat),
+         {.np = 6, .overbook = true, .parastation = withCpuMap(fromEnvironment({}), {2, 0})},
+         {"n1:2@2", "n1:0@0", "n1:2@2", "n1:0@0", "n1:2@2", "n1:0@0"},
+         ""},
+    };
+    for (const PinCase &c : cases) {
+        SCOPED_TRACE(c.name);
+        const auto plan = makeParaStationPlan(c.allocation, c.request);
+        if (!c.error.empty()) {
+            ASSERT_FALSE(plan.ok());
+            EXPECT_EQ(plan.error().message, c.error);
+            continue;
+        }
+        ASSERT_TRUE(plan.ok()) << plan.error().message;
+        EXPECT_EQ(pinnedPerRank(plan.value()), c.expected);
+        // A map names CPUs the step must hold; the default order narrows to it.
+        EXPECT_EQ(plan->bindingRequest, c.request.parastation.cpuMap.empty()
+                                            ? BindingRequest::Default
+                                            : BindingRequest::Cpus);
+    }
+}
+
+// Planning asks srun for the nodes' hardware exactly when it will pin.
+TEST(ParaStationPinning, PinningNeedsTheNodesHardware) {
+    EXPECT_TRUE(needsHardware({.parastation = tpp(2)}));
+    EXPECT_TRUE(needsHardware({.parastation = loop()}));
+    EXPECT_FALSE(needsHardware({.parastation = unpinned(tpp(2))}));
+    EXPECT_FALSE(needsHardware({.bind = parseBindTo("none").value(), .parastation = loop()}));
+    EXPECT_FALSE(needsHardware({.overbook = true})); // mpirun's --overbook policy: no pinning
 }
 
 } // namespace

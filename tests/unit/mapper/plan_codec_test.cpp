@@ -88,6 +88,14 @@ TEST(EncodePlan, RoundTrips) {
         ranks.push_back((i * 37) % 50);
     }
     plans.push_back(handMade(names, ranks));
+    // ParaStation pinning: bound ranks whose memory follows their CPUs.
+    LaunchPlan pinned = handMade({"p1", "p2"}, {0, 1, 0, 1});
+    pinned.bindings = {CpuBinding{{0}, {0}}, CpuBinding{{1}, {1}}};
+    for (std::uint32_t r = 0; r < 4; ++r)
+        pinned.ranks[r].binding = r / 2;
+    pinned.bindMemory = true;
+    plans.push_back(pinned);
+    EXPECT_NE(encodePlan(pinned).find(";0M;"), std::string::npos) << encodePlan(pinned);
 
     for (const LaunchPlan &plan : plans) {
         const std::string text = encodePlan(plan);
@@ -135,9 +143,16 @@ TEST(DecodePlan, RejectsMalformedInput) {
          p + "max_slots counts 'x' do not give one positive number per node (1 nodes)"},
         {"SM1;n1;1;;0;0",
          p + "max_slots counts '' do not give one positive number per node (1 nodes)"},
-        {"SM1;n1;1;-;6;0", p + "the flags field is '6', not a digit from 0 to 5"},
-        {"SM1;n1;1;-;01;0", p + "the flags field is '01', not a digit from 0 to 5"},
-        {"SM1;n1;1;-;;0", p + "the flags field is '', not a digit from 0 to 5"},
+        {"SM1;n1;1;-;6;0",
+         p + "the flags field is '6', not a digit from 0 to 5, optionally followed by M"},
+        {"SM1;n1;1;-;01;0",
+         p + "the flags field is '01', not a digit from 0 to 5, optionally followed by M"},
+        {"SM1;n1;1;-;;0",
+         p + "the flags field is '', not a digit from 0 to 5, optionally followed by M"},
+        {"SM1;n1;1;-;0X;0",
+         p + "the flags field is '0X', not a digit from 0 to 5, optionally followed by M"},
+        {"SM1;n1;1;-;0MM;0",
+         p + "the flags field is '0MM', not a digit from 0 to 5, optionally followed by M"},
         {"SM1;n1;1;-;0;", p + "ranks: no ranks"},
         {"SM1;n1;1;-;0;1", p + "ranks: block '1' names node 1, but the plan has 1 nodes"},
         {"SM1;n[1-2];1*2;-*2;0;0-2*3",

@@ -60,8 +60,52 @@ TEST(PsiEnvironment, WhichVariablesEngageStepmap) {
     EXPECT_EQ(firstPsiVariable({{"PSI_HOSTS", "n1"}, {"PSI_OVERBOOK", "0"}}), "PSI_OVERBOOK");
     for (const std::string &name : psiVariableNames())
         EXPECT_EQ(firstPsiVariable({{name, ""}}), name) << name;
-    EXPECT_EQ(environmentNamesRead().size(), psiVariableNames().size() + 1);
+    // Pinning's __PSI_* variables are read but engage nothing alone.
+    for (const char *name : {"__PSI_NO_PINPROC", "__PSI_CPUMAP", "__PSI_NO_BINDMEM"})
+        EXPECT_EQ(firstPsiVariable({{name, "0"}}), std::nullopt) << name;
+    EXPECT_EQ(environmentNamesRead().size(), psiVariableNames().size() + 4);
     EXPECT_EQ(environmentNamesRead().back(), "OMP_NUM_THREADS");
+}
+
+// Seed 004, "Process pinning": on by default; __PSI_NO_PINPROC (any value)
+// turns it off, and memory binding with it; __PSI_NO_BINDMEM keeps pinning
+// but not memory binding; __PSI_CPUMAP gives the slots' CPUs.
+TEST(PsiEnvironment, PinningIsOnUnlessNoPinprocAndTheCpuMapIsParsed) {
+    const Applied plain = applyAll({}, {{"PSI_TPP", "2"}});
+    EXPECT_TRUE(plain.request.parastation.pin);
+    EXPECT_TRUE(plain.request.parastation.bindMemory);
+    EXPECT_TRUE(plain.request.parastation.cpuMap.empty());
+
+    const Applied off = applyAll({}, {{"PSI_TPP", "2"}, {"__PSI_NO_PINPROC", "0"}});
+    EXPECT_FALSE(off.request.parastation.pin);
+    EXPECT_FALSE(off.request.parastation.bindMemory);
+
+    const Applied noMem = applyAll({}, {{"PSI_TPP", "2"}, {"__PSI_NO_BINDMEM", ""}});
+    EXPECT_TRUE(noMem.request.parastation.pin);
+    EXPECT_FALSE(noMem.request.parastation.bindMemory);
+
+    const Applied mapped = applyAll({}, {{"PSI_OVERBOOK", ""}, {"__PSI_CPUMAP", "1, 0,4-6"}});
+    EXPECT_EQ(mapped.request.parastation.cpuMap, (std::vector<std::uint32_t>{1, 0, 4, 5, 6}));
+
+    const Applied ignored = applyAll({}, {{"__PSI_NO_PINPROC", ""}, {"__PSI_CPUMAP", "junk"}});
+    EXPECT_TRUE(ignored.request.parastation.cpuMap.empty());
+    EXPECT_EQ(ignored.notes, Notes{"__PSI_CPUMAP is ignored: __PSI_NO_PINPROC turns pinning off"});
+}
+
+TEST(PsiEnvironment, ABadCpuMapNamesTheVariableAndTheFix) {
+    EXPECT_EQ(failure({}, {{"__PSI_CPUMAP", "0,0"}}),
+              "__PSI_CPUMAP '0,0': CPU 0 is listed twice: each CPU-slot needs a CPU of its own");
+    EXPECT_EQ(failure({}, {{"__PSI_CPUMAP", "3-1"}}),
+              "__PSI_CPUMAP '3-1': range '3-1' ends before it starts (write it as 1-3)");
+    EXPECT_EQ(failure({}, {{"__PSI_CPUMAP", ""}}),
+              "__PSI_CPUMAP '': no CPUs (expected the CPUs of CPU-slots 0, 1, ... as numbers "
+              "and ranges, e.g. \"0,2,1,3\" or \"0-3\")");
+    EXPECT_EQ(failure({}, {{"__PSI_CPUMAP", "0,,1"}}).substr(0, 33),
+              "__PSI_CPUMAP '0,,1': empty item (");
+    EXPECT_EQ(failure({}, {{"__PSI_CPUMAP", "cpu1"}}).substr(0, 51),
+              "__PSI_CPUMAP 'cpu1': 'cpu1' is not a CPU index or r");
+    EXPECT_EQ(failure({}, {{"__PSI_CPUMAP", "70000"}}),
+              "__PSI_CPUMAP '70000': '70000': CPU indices go up to 65535");
 }
 
 // Seed 004: PSI_EXCLUSIVE selects nodes no other job uses; PSI_OVERBOOK

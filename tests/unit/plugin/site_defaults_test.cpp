@@ -148,6 +148,30 @@ TEST(SitePolicyBounds, Overbooking) {
               0u);
 }
 
+// psmgmt's allowUserMap: a user's __PSI_CPUMAP only where the site allows it.
+TEST(SitePolicyBounds, UserCpuMapOnlyWhereAllowed) {
+    SitePolicy policy = siteWith(std::nullopt, std::nullopt, std::nullopt);
+    PlanRequest request;
+    request.parastation.threadsPerProcess = 1; // ParaStation placement, pinning
+    EXPECT_TRUE(checkUserCpuMap(policy, request));
+    request.parastation.cpuMap = {1, 0};
+    auto refused = checkUserCpuMap(policy, request);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().message,
+              "__PSI_CPUMAP: this cluster does not let users choose the CPUs of their CPU-slots "
+              "(allow.user_cpumap is not true in /etc/slurm/stepmap.yaml); unset __PSI_CPUMAP to "
+              "be pinned physical cores first");
+    policy.allowUserCpuMap = true;
+    EXPECT_TRUE(checkUserCpuMap(policy, request));
+    // A map that pins nothing is no request to map.
+    policy.allowUserCpuMap = false;
+    request.parastation.pin = false;
+    EXPECT_TRUE(checkUserCpuMap(policy, request));
+    request.parastation.pin = true;
+    request.parastation.threadsPerProcess.reset();
+    EXPECT_TRUE(checkUserCpuMap(policy, request));
+}
+
 TEST(SitePolicyBounds, LimitsAndOversubscription) {
     SitePolicy policy = siteWith(std::nullopt, std::nullopt, std::nullopt);
     policy.maxRanks = 3;

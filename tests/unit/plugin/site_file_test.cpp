@@ -57,9 +57,9 @@ std::string described(const SitePolicy &p) {
     out << "path=" << p.path << " serve=" << static_cast<int>(p.serve) << " map_by=" << opt(p.mapBy)
         << " rank_by=" << opt(p.rankBy) << " bind_to=" << opt(p.bindTo) << " modex=" << opt(p.modex)
         << " oversubscribe=" << p.allowOversubscribe << " overbook=" << p.allowOverbook
-        << " ranks_per_node=" << p.maxRanksPerNode << " ranks=" << p.maxRanks
-        << " profile=" << opt(p.profile) << " modex_ports=" << opt(p.modexPorts)
-        << " server_start=" << opt(p.serverStartTimeoutSec)
+        << " user_cpumap=" << p.allowUserCpuMap << " ranks_per_node=" << p.maxRanksPerNode
+        << " ranks=" << p.maxRanks << " profile=" << opt(p.profile)
+        << " modex_ports=" << opt(p.modexPorts) << " server_start=" << opt(p.serverStartTimeoutSec)
         << " direct_modex=" << opt(p.dmodexTimeoutSec) << " log_dir=" << opt(p.logDir)
         << " level=" << static_cast<int>(p.logLevel);
     return out.str();
@@ -72,6 +72,7 @@ TEST(SiteFile, AnEmptyFileIsTheBuiltInPolicy) {
         EXPECT_EQ(described(parsed(text)), described(builtIn)) << text;
     EXPECT_EQ(builtIn.serve, ServedSteps::Options);
     EXPECT_TRUE(builtIn.allowOversubscribe && builtIn.allowOverbook);
+    EXPECT_FALSE(builtIn.allowUserCpuMap); // psmgmt's allowUserMap is off unless set
     EXPECT_EQ(builtIn.logLevel, LogLevel::Info);
 }
 
@@ -103,6 +104,10 @@ const std::vector<Good> &goodValues() {
          [](auto &p) { return p.allowOversubscribe && !p.allowOverbook; }},
         {"allow.overbook", "allow: {overbook: true, oversubscribe: true}\n",
          [](auto &p) { return p.allowOversubscribe && p.allowOverbook; }},
+        {"allow.user_cpumap", "allow:\n  user_cpumap: true\n",
+         [](auto &p) { return p.allowUserCpuMap && p.allowOverbook; }},
+        {"allow.user_cpumap", "allow: {user_cpumap: false}\n",
+         [](auto &p) { return !p.allowUserCpuMap; }},
         {"limits.ranks_per_node", "limits:\n  ranks_per_node: 64\n",
          [](auto &p) { return p.maxRanksPerNode == 64 && p.maxRanks == 0; }},
         {"limits.ranks_per_node", "limits:\n  ranks_per_node: 1000000\n",
@@ -178,7 +183,7 @@ TEST(SiteFile, AllKeysTogether) {
                                 "  dir: /var/log/stepmap\n"
                                 "  level: debug\n");
     EXPECT_EQ(described(p), "path=/etc/slurm/stepmap.yaml serve=1 map_by=numa rank_by=span "
-                            "bind_to=numa modex=profile oversubscribe=0 overbook=0 "
+                            "bind_to=numa modex=profile oversubscribe=0 overbook=0 user_cpumap=0 "
                             "ranks_per_node=128 ranks=4096 profile=/etc/slurm/p.yaml "
                             "modex_ports=30000-30999 server_start=45 direct_modex=90 "
                             "log_dir=/var/log/stepmap level=2");
@@ -257,7 +262,8 @@ TEST(SiteFile, WrongTypesAreRefused) {
            "defaults: expected a map of keys (map_by, rank_by, bind_to, modex, with_ft), each on "
            "a line of its own indented below defaults:"));
     EXPECT_EQ(refusal("allow:\n  - oversubscribe\n"),
-              at(2, "allow: expected a map of keys (oversubscribe, overbook), each on a line of "
+              at(2, "allow: expected a map of keys (oversubscribe, overbook, user_cpumap), each on "
+                    "a line of "
                     "its own indented below allow:"));
     EXPECT_EQ(refusal("defaults:\n  map_by: [slot]\n"),
               at(2, "defaults.map_by: expected a single value"));
@@ -279,7 +285,7 @@ TEST(SiteFile, UnknownKeysListTheKnownOnes) {
         refusal("defaults:\n  mapby: slot\n"),
         at(2, "defaults.mapby: unknown key; known: map_by, rank_by, bind_to, modex, with_ft"));
     EXPECT_EQ(refusal("allow: {oversubscribe: true, overbooking: true}\n"),
-              at(1, "allow.overbooking: unknown key; known: oversubscribe, overbook"));
+              at(1, "allow.overbooking: unknown key; known: oversubscribe, overbook, user_cpumap"));
     EXPECT_EQ(refusal("limits:\n  ranks: 1\n  nodes: 2\n"),
               at(3, "limits.nodes: unknown key; known: ranks_per_node, ranks"));
     EXPECT_EQ(refusal("timeouts:\n  dmodex: 2\n"),
