@@ -4,6 +4,7 @@
 #include "plan/step_bindings.hpp"
 #include "stepd/job_namespace.hpp"
 
+#include "os/memory_binding.hpp"
 #include "os/step_directory.hpp"
 #include "plugin_log.hpp"
 #include "protocol/ready/ready_socket.hpp"
@@ -495,6 +496,19 @@ int StepdSide::taskInit(spank_t sp) {
                 logError("cannot bind rank " + std::to_string(global) +
                          " to its planned CPUs: " + std::strerror(errno));
                 return -1;
+            }
+            // ParaStation's pinning binds memory too (unless
+            // __PSI_NO_BINDMEM): to the NUMA nodes of the rank's CPUs.
+            if (plan_.bindMemory) {
+                auto nodes = numaNodesOfCpus((*binding)->os);
+                Expected<void> bound =
+                    nodes ? bindMemoryToNodes(nodes.value()) : Expected<void>(nodes.error());
+                if (!bound) {
+                    logError("cannot bind the memory of rank " + std::to_string(global) + ": " +
+                             bound.error().message +
+                             " (set __PSI_NO_BINDMEM to run without memory binding)");
+                    return -1;
+                }
             }
         }
     }
