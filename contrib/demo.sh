@@ -37,7 +37,11 @@ echo "their own on a private network (198.18.0.11-14); jobs run as 'smuser'."
 run -n 6 --map-by node --display-map "$hello"
 # mpirun's --host inside an allocation: a name is one slot, name:N is N.
 run --host n2:2,n3 -n 3 --display-map "$hello"
+# ParaStation's placement: 10 processes for the 6 CPUs of n2-n4, spread.
 run --host '!^n1' --overbook -n 10 "$hello"
+# ParaStation's round robin over the nodes; each process pinned to its
+# CPU-slot (the map's Bound column, physical cores first).
+run --loop-nodes-first -n 8 --display-map "$hello"
 echo
 echo "A node that is not in the cluster: refused before anything is allocated."
 run --host n9 -n 2 "$hello"

@@ -11,7 +11,9 @@ import time
 import unittest
 
 import cluster
-from cluster import MPI_HELLO, hello_ranks, run_as_user, srun, write_user_file
+from cluster import MPI_HELLO, PMIX_CLIENT, hello_ranks, run_as_user, srun, write_user_file
+from test_site_policy import site_file
+from test_topology import client_facts
 
 
 # Task-level facts without MPI: rank, node, CPUs the task may run on, and
@@ -27,6 +29,44 @@ def task_facts(stdout):
         if m:
             facts[int(m.group(1))] = (m.group(2), int(m.group(3)), m.group(4))
     return facts
+
+
+# The task's memory policy (get_mempolicy: 0 default, 2 bind) and the NUMA
+# nodes it names, with the CPUs it may run on.
+MEMPOLICY = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+number = {"x86_64": 239, "aarch64": 236}[os.uname().machine]
+mode, mask = ctypes.c_int(), (ctypes.c_ulong * 16)()
+if libc.syscall(number, ctypes.byref(mode), mask, 1024, None, 0) != 0:
+    raise OSError(ctypes.get_errno(), "get_mempolicy")
+nodes = [i for i in range(1024) if mask[i // 64] >> (i % 64) & 1]
+status = open("/proc/self/status").read()
+cpus = status.split("Cpus_allowed_list:")[1].split()[0]
+print("task", os.environ["SLURM_PROCID"], "policy", mode.value,
+      "nodes", ",".join(map(str, nodes)) or "-", "cpus", cpus)
+"""
+
+
+def memory_policies(stdout):
+    """{rank: (policy, nodes, cpus)} from MEMPOLICY's lines."""
+    return {int(m.group(1)): (int(m.group(2)), m.group(3), cluster.cpu_set(m.group(4)))
+            for m in re.finditer(r"^task (\d+) policy (\d+) nodes (\S+) cpus (\S+)$",
+                                 stdout, re.M)}
+
+
+def numa_nodes_of(cpus):
+    """The NUMA nodes (as MEMPOLICY prints them) holding `cpus`, from this
+    machine's sysfs: the nodes share its CPUs."""
+    base = "/sys/devices/system/node"
+    found = []
+    for name in sorted(os.listdir(base)):
+        if re.fullmatch(r"node\d+", name):
+            with open(os.path.join(base, name, "cpulist")) as f:
+                text = f.read().strip()
+            if text and cluster.cpu_set(text) & cpus:
+                found.append(int(name[4:]))
+    return ",".join(map(str, sorted(found)))
 
 
 def in_job(*args, extra_env=None):
@@ -189,6 +229,88 @@ class ParaStationTest(cluster.StepTestCase):
         # Both options in effect: one rank of 2 CPUs per node, round robin.
         self.assertEqual(task_facts(text), {0: ("n1", 2, "2"), 1: ("n2", 2, "2"),
                                             2: ("n3", 2, "2"), 3: ("n4", 2, "2")}, text)
+
+    # -------------------------------------------------------------- pinning
+
+    def assertPinnedToSlots(self, result, slots_of_local_rank, ranks_per_node):
+        """Each rank bound to the CPUs its local rank's slots name (indices
+        into its step's cpuset on its node), as its affinity, PMIX_CPUSET
+        and locality all say."""
+        self.assertEqual(result.returncode, 0, result.stderr)
+        facts = client_facts(result.stdout)
+        self.assertEqual(len(facts), 4 * ranks_per_node, result.stdout + result.stderr)
+        for rank, f in facts.items():
+            with self.subTest(rank=rank):
+                step = sorted(cluster.cpu_set(f["cgroup"]))
+                local = rank // 4  # --loop-nodes-first over 4 nodes
+                want = {step[i] for i in slots_of_local_rank[local]}
+                self.assertEqual(cluster.cpu_set(f["allowed"]), want, f)
+                self.assertEqual(cluster.cpu_set(f["cpuset"].removeprefix("hwloc:")), want, f)
+                cores = re.search(r"(?:^|:)CR([0-9,-]+)", f["locality"])
+                self.assertEqual(cluster.cpu_set(cores.group(1)), want, f["locality"])
+
+    def test_each_process_is_pinned_to_its_cpu_slot(self):
+        # Seed 004: each process pinned to a CPU-slot by default. Two ranks
+        # per node: local rank 0 on the step's first core, 1 on its second.
+        r = in_job("--loop-nodes-first", "-n", "8", "--display-map", PMIX_CLIENT)
+        self.assertIn("Binding policy: CPU-SLOT:CORES-FIRST", r.stderr)
+        self.assertEqual(len(re.findall(r"Process rank: \d+ Bound: \S*core", r.stderr)), 8,
+                         r.stderr)
+        self.assertPinnedToSlots(r, {0: [0], 1: [1]}, 2)
+
+    def test_tpp_pins_each_process_to_its_tpp_slots(self):
+        r = in_job("--loop-nodes-first", "--tpp=2", "-n", "4", PMIX_CLIENT)
+        self.assertPinnedToSlots(r, {0: [0, 1]}, 1)
+
+    def test_psi_no_pinproc_runs_unpinned(self):
+        for unpin in ({"__PSI_NO_PINPROC": "1"}, None):
+            args = ["--loop-nodes-first", "-n", "8", PMIX_CLIENT]
+            if unpin is None:
+                args = ["--bind-to", "none"] + args
+            r = in_job(*args, extra_env=unpin)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            facts = client_facts(r.stdout)
+            self.assertEqual(len(facts), 8, r.stdout)
+            for rank, f in facts.items():
+                self.assertEqual(f["cpuset"], "none", (unpin, rank, f))
+                self.assertEqual(cluster.cpu_set(f["allowed"]), cluster.cpu_set(f["cgroup"]))
+
+    def test_memory_is_bound_to_the_slots_numa_nodes(self):
+        r = in_job("--loop-nodes-first", "-n", "8", "python3", "-c", MEMPOLICY)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        policies = memory_policies(r.stdout)
+        self.assertEqual(sorted(policies), list(range(8)), r.stdout + r.stderr)
+        for rank, (policy, nodes, cpus) in policies.items():
+            self.assertEqual(len(cpus), 1, (rank, cpus))  # pinned
+            self.assertEqual((policy, nodes), (2, numa_nodes_of(cpus)), rank)  # MPOL_BIND
+        # __PSI_NO_BINDMEM: still pinned, memory as the kernel decides.
+        r = in_job("--loop-nodes-first", "-n", "8", "python3", "-c", MEMPOLICY,
+                   extra_env={"__PSI_NO_BINDMEM": "1"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        policies = memory_policies(r.stdout)
+        self.assertEqual(sorted(policies), list(range(8)), r.stdout + r.stderr)
+        for rank, (policy, _nodes, cpus) in policies.items():
+            self.assertEqual((policy, len(cpus)), (0, 1), rank)
+
+    def test_psi_cpumap_is_refused_unless_the_site_allows_it(self):
+        r = in_job("--loop-nodes-first", "-n", "8", PMIX_CLIENT,
+                   extra_env={"__PSI_CPUMAP": "1,0"})
+        self.assertRefused(r, "__PSI_CPUMAP: this cluster does not let users choose")
+        with site_file("allow:\n  user_cpumap: true\n"):
+            r = in_job("--loop-nodes-first", "-n", "8", "--display-map", PMIX_CLIENT,
+                       extra_env={"__PSI_CPUMAP": "1,0"})
+            self.assertIn("Binding policy: CPU-SLOT:__PSI_CPUMAP", r.stderr)
+            # Slot 0 is CPU 1 now: local rank 0 on the step's second CPU.
+            self.assertPinnedToSlots(r, {0: [1], 1: [0]}, 2)
+            r = in_job("--loop-nodes-first", "-n", "8", PMIX_CLIENT,
+                       extra_env={"__PSI_CPUMAP": "0,7"})
+            self.assertRefused(r, "__PSI_CPUMAP maps CPU-slot 1 to CPU 7, which the job does "
+                                  "not hold on n1")
+
+    def test_bind_to_with_parastation_placement_is_refused(self):
+        r = in_job("--loop-nodes-first", "--bind-to", "core", "-n", "8", MPI_HELLO)
+        self.assertRefused(r, "ParaStation placement pins each process to its CPU-slots itself",
+                           "--bind-to none")
 
     # ---------------------------------------------------- the environment
 
