@@ -21,12 +21,84 @@ HubLink::~HubLink() {
     // server may be gone already.
     destroying_ = true;
     failAll("server is stopping");
+    relay_.reset();
     conn_.reset();
 }
 
 void HubLink::connect() {
     retry_ = uvnet::makeTimer(loop_);
     retry_->data = this;
+    joinDeadline_ = uv_now(loop_) + static_cast<std::uint64_t>(settings_.joinRetryMs);
+    startRelay();
+    viaRelay_ = settings_.relayPort > 0 && !settings_.relayHost.empty();
+    // The parent's own join may take its wait too, and so on up: each
+    // level below srun's waits one more.
+    std::uint64_t wait = 0;
+    if (viaRelay_) {
+        const TreeShape shape(settings_.nodeCount, std::max(settings_.relayFanOut, 1u));
+        for (std::uint32_t n = settings_.nodeIndex; shape.joinsThroughParent(n);
+             n = shape.parentOf(n))
+            wait += static_cast<std::uint64_t>(settings_.relayWaitMs);
+    }
+    relayWait_ = wait;
+    relayDeadline_ = uv_now(loop_) + wait;
+    if (viaRelay_) {
+        // A parent that takes the connection but never welcomes this node
+        // (its server hangs, or the port is someone else's) is passed by.
+        relayTimer_ = uvnet::makeTimer(loop_);
+        relayTimer_->data = this;
+        uv_timer_start(
+            relayTimer_.get(),
+            [](uv_timer_t *t) {
+                auto *self = static_cast<HubLink *>(t->data);
+                if (self->viaRelay_ && !self->everJoined_ && self->conn_)
+                    self->conn_->close("no welcome through it within " +
+                                       std::to_string(self->relayWait_) + " ms");
+            },
+            wait, 0);
+    }
+    open();
+}
+
+std::string HubLink::linkName() const {
+    return viaRelay_ ? "its tree parent's relay at " + settings_.relayHost + ":" +
+                           std::to_string(settings_.relayPort)
+                     : "srun's rendezvous at " + settings_.hubHost + ":" +
+                           std::to_string(settings_.hubPort);
+}
+
+void HubLink::startRelay() {
+    if (settings_.relayListenPort <= 0 || settings_.relayFanOut == 0)
+        return;
+    const TreeShape shape(settings_.nodeCount, settings_.relayFanOut);
+    bool hasRelayed = false;
+    for (auto child : shape.childrenOf(settings_.nodeIndex))
+        hasRelayed = hasRelayed || shape.joinsThroughParent(child);
+    if (!hasRelayed)
+        return;
+    HubRelay::Settings rs;
+    rs.secret = settings_.secret;
+    rs.nodeIndex = settings_.nodeIndex;
+    rs.shape = shape;
+    rs.log = [this](const std::string &line) {
+        if (!destroying_)
+            host_.log(line);
+    };
+    rs.sendUp = [this](MessageType type, std::string payload) { send(type, std::move(payload)); };
+    relay_ = std::make_unique<HubRelay>(loop_, std::move(rs));
+    if (auto listening = relay_->listen(settings_.relayListenPort); !listening) {
+        // Its children find nobody there and join srun directly.
+        host_.log(listening.error().message + "; its tree children join srun directly");
+        relay_.reset();
+        return;
+    }
+    host_.log("takes its tree children's joins on port " +
+              std::to_string(settings_.relayListenPort));
+}
+
+void HubLink::joinDirectly(const std::string &why) {
+    host_.log("could not go through " + linkName() + " (" + why + "); joins srun directly");
+    viaRelay_ = false;
     joinDeadline_ = uv_now(loop_) + static_cast<std::uint64_t>(settings_.joinRetryMs);
     open();
 }
@@ -37,8 +109,8 @@ void HubLink::open() {
         onFrames(frames);
     };
     cb.onClosed = [this](uvnet::FrameConnection &, const std::string &why) { onClosed(why); };
-    conn_ = uvnet::FrameConnection::connect(loop_, settings_.hubHost, settings_.hubPort,
-                                            settings_.secret, std::move(cb));
+    conn_ = uvnet::FrameConnection::connect(loop_, linkHost(), linkPort(), settings_.secret,
+                                            std::move(cb));
     // A failure to resolve or connect was reported (onClosed) already.
     if (conn_ && conn_->closing())
         conn_.reset();
@@ -53,7 +125,24 @@ void HubLink::onClosed(const std::string &why) {
         leave();
         return;
     }
-    if (!everJoined_ && onLost_ && uv_now(loop_) + 250 < joinDeadline_) {
+    if (viaRelay_ && onLost_ && !destroying_) {
+        // The tree parent is not there yet (it starts as this node does),
+        // or cannot take this node: a moment more, then srun directly. A
+        // relay that went after this node joined (its server left first):
+        // srun directly, at once.
+        if (!everJoined_ && uv_now(loop_) + 250 < relayDeadline_) {
+            uv_timer_start(
+                retry_.get(), [](uv_timer_t *t) { static_cast<HubLink *>(t->data)->open(); }, 250,
+                0);
+            return;
+        }
+        rejoining_ = everJoined_;
+        if (everJoined_)
+            host_.log("its tree parent's relay ended (" + why + "); joins srun directly");
+        joinDirectly(why);
+        return;
+    }
+    if ((!everJoined_ || rejoining_) && onLost_ && uv_now(loop_) + 250 < joinDeadline_) {
         host_.log("could not join srun's rendezvous (" + why + "); trying again");
         uv_timer_start(
             retry_.get(), [](uv_timer_t *t) { static_cast<HubLink *>(t->data)->open(); }, 250, 0);
@@ -62,8 +151,7 @@ void HubLink::onClosed(const std::string &why) {
     lost_ = true;
     failAll("lost the connection to srun's rendezvous: " + why);
     if (onLost_)
-        onLost_("connection to srun's rendezvous at " + settings_.hubHost + ":" +
-                std::to_string(settings_.hubPort) + " ended: " + why);
+        onLost_("connection to " + linkName() + " ended: " + why);
 }
 
 void HubLink::leave() {
@@ -90,6 +178,14 @@ void HubLink::leave() {
         return;
     }
     leaveWhenWelcomed_ = false;
+    // The children that joined through this node go first (they may still
+    // have their goodbyes to pass on), a moment at most: the plugin's stop
+    // allows 2 s in all.
+    if (relay_ && !relayDrained_ && conn_ && !conn_->closing()) {
+        relayDrained_ = true;
+        relay_->drain(kRelayDrainMs, [this] { leave(); });
+        return;
+    }
     // The address book's tree fence is the link's own, not a rank's.
     const unsigned fences =
         fencesDone_ + (tree_ ? tree_->fencesDone() : 0) - (addressBookFenced_ ? 1 : 0);
@@ -169,7 +265,17 @@ bool HubLink::handle(wire::Frame &f) {
             finishModex(m->requestId, m->status, std::move(m->data), "the owning node answered so");
         return true;
     }
+    case MessageType::Relay: {
+        auto m = wire::decodeRelay(f.payload);
+        if (!m || !relay_ || !relay_->down(std::move(*m))) {
+            conn_->close("unexpected relay");
+            return false;
+        }
+        return true;
+    }
     case MessageType::Shutdown: {
+        if (relay_)
+            relay_->shutdownAll(f.payload);
         auto m = wire::decodeShutdown(f.payload);
         std::string why = m ? m->reason : "shutdown";
         auto lost = std::move(onLost_);
@@ -186,8 +292,22 @@ bool HubLink::handle(wire::Frame &f) {
 
 void HubLink::onWelcome(const wire::Frame &f) {
     auto m = wire::decodeWelcome(f.payload);
-    if (!m || everJoined_) {
+    if (!m || (everJoined_ && !rejoining_)) {
         conn_->close("malformed welcome");
+        return;
+    }
+    if (rejoining_) {
+        // Back in, directly: what waited goes; the tree stands as it was.
+        rejoining_ = false;
+        ready_ = true;
+        host_.log("joined srun's rendezvous again, directly");
+        for (auto &[type, payload] : queued_)
+            conn_->send(type, payload);
+        queued_.clear();
+        if (leaveWhenWelcomed_) {
+            leaveWhenWelcomed_ = false;
+            leave();
+        }
         return;
     }
     // Only now is this server in the step: until then the hub may drop the
@@ -196,7 +316,8 @@ void HubLink::onWelcome(const wire::Frame &f) {
     if (!everJoined_)
         timeline_.record(timeline::Mark::Joined);
     everJoined_ = true;
-    host_.log("joined srun's rendezvous");
+    host_.log(viaRelay_ ? "joined srun's rendezvous through its tree parent"
+                        : "joined srun's rendezvous");
     for (auto &[type, payload] : queued_)
         conn_->send(type, payload);
     queued_.clear();

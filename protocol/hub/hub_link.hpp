@@ -9,6 +9,7 @@
 
 #include "protocol/hub/data_reply.hpp"
 #include "protocol/hub/fence_tree.hpp"
+#include "protocol/hub/hub_relay.hpp"
 #include "protocol/hub/link_host.hpp"
 #include "protocol/hub/peer_modex.hpp"
 #include "protocol/timeline/exchange_counters.hpp"
@@ -47,6 +48,17 @@ public:
         // The same for the fence tree parent; then this node's fences reach
         // it through the hub (hub/fence_tree.hpp).
         int treeJoinRetryMs = 5000;
+        // Joining through the tree (hub/hub_relay.hpp): the fan-out srun's
+        // hub will welcome with (0: no tree, no relays), and where this
+        // node's tree parent takes its children (port 0: join srun
+        // directly). A parent that does not answer within relayWaitMs is
+        // passed by.
+        std::uint32_t relayFanOut = 0;
+        std::string relayHost;
+        int relayPort = 0;
+        int relayWaitMs = 1500;
+        // Where this node takes its own relayed children (0: nowhere).
+        int relayListenPort = 0;
         // The server's marks so far; the link adds its own (joined, fences,
         // leaving) and sends them all to the hub as it leaves.
         timeline::Recorder timeline;
@@ -118,6 +130,15 @@ private:
     };
 
     void open();
+    // Where the link goes now: srun's hub, or the tree parent's relay.
+    const std::string &linkHost() const {
+        return viaRelay_ ? settings_.relayHost : settings_.hubHost;
+    }
+    int linkPort() const { return viaRelay_ ? settings_.relayPort : settings_.hubPort; }
+    std::string linkName() const;
+    void startRelay();
+    // After a relayed link failed: srun's hub directly.
+    void joinDirectly(const std::string &why);
     void onClosed(const std::string &why);
     void onFrames(std::vector<wire::Frame> &frames);
     // Handles one frame; false once the connection is gone.
@@ -172,11 +193,19 @@ private:
     bool ready_ = false;
     bool lost_ = false; // the hub went: requests fail at once
     bool everJoined_ = false;
+    bool viaRelay_ = false;  // the link goes through the tree parent
+    bool rejoining_ = false; // joined before, through a relay that went
+    std::uint64_t relayDeadline_ = 0;
+    std::uint64_t relayWait_ = 0;
+    uvnet::UvHandlePtr<uv_timer_t> relayTimer_;
+    std::unique_ptr<HubRelay> relay_; // this node's children's way to srun
+    bool relayDrained_ = false;
     // leave() came before the Welcome: it finishes when that arrives, or
     // after kWelcomeWaitOnLeaveMs (the plugin's stop allows 2 s).
     bool leaveWhenWelcomed_ = false;
     bool waitedForWelcome_ = false; // that wait happens once
     static constexpr unsigned kWelcomeWaitOnLeaveMs = 1000;
+    static constexpr unsigned kRelayDrainMs = 800;
     uvnet::UvHandlePtr<uv_timer_t> retry_;
     std::uint64_t joinDeadline_ = 0;
     std::vector<std::pair<wire::MessageType, std::string>> queued_;

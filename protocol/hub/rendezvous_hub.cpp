@@ -94,6 +94,13 @@ void RendezvousHub::State::sendTo(std::uint32_t node, MessageType type,
                  " bytes queued)");
         return;
     }
+    // A node that joined through its tree parent is reached through the
+    // relays it came by (hub/hub_relay.hpp).
+    if (auto peer = peers.find(c); peer != peers.end() && peer->second.node != node) {
+        c->send(MessageType::Relay,
+                wire::encode(wire::RelayMsg{node, static_cast<std::uint32_t>(type), payload}));
+        return;
+    }
     c->send(type, payload);
 }
 
@@ -129,35 +136,122 @@ void RendezvousHub::State::join(Peer &peer) {
     auto &c = *peer.conn;
     gate->leave(c);
     std::uint32_t node = c.channel().peerNode();
-    // A spawned step's server (a guest) uses this hub for the job-wide
-    // operations only: no fence tree, no say in the step's start.
-    const bool guest = stepOf(node) != 0;
-    // A guest node joins once: one that left does not come back, and
-    // nobody else of its step takes its place. (Only the step's own
-    // servers hold the step's secret; a guest step's key is its own.)
-    if (!(guest ? jobSteps->mayJoin(node) : serverNodes.count(node) > 0) || servers.count(node) ||
-        (guest && everConnected.count(node))) {
+    peer.node = node;
+    if (!admitServer(node, c, peerAddress(c), true)) {
         c.close("unexpected or duplicate server for node " + std::to_string(node));
         return;
     }
     peer.state = PeerState::Joined;
-    peer.node = node;
+    ++directJoins;
+}
+
+bool RendezvousHub::State::admitServer(std::uint32_t node, uvnet::FrameConnection &c,
+                                       const std::string &seenAt, bool direct) {
+    // A spawned step's server (a guest) uses this hub for the job-wide
+    // operations only: no fence tree, no say in the step's start.
+    const bool guest = stepOf(node) != 0;
+    // A server that joined through its tree parent may come back directly
+    // when that parent leaves first, or its relay ends.
+    auto route = servers.find(node);
+    const bool relayedBefore = route != servers.end() && route->second != &c &&
+                               peers.count(route->second) && peers.at(route->second).node != node;
+    const bool rejoin =
+        !guest && direct && everConnected.count(node) && (orphans.count(node) || relayedBefore);
+    // A guest node joins once: one that left does not come back, and
+    // nobody else of its step takes its place. (Only the step's own
+    // servers hold the step's secret; a guest step's key is its own.)
+    if (!(guest ? jobSteps->mayJoin(node) : serverNodes.count(node) > 0) ||
+        (route != servers.end() && !rejoin) || (guest && everConnected.count(node)))
+        return false;
     servers[node] = &c;
+    orphans.erase(node);
+    addresses[node] = seenAt;
     everConnected.insert(node);
-    c.send(MessageType::Welcome, wire::encode(wire::WelcomeMsg{guest ? 0 : fanOut}));
+    sendTo(node, MessageType::Welcome, wire::encode(wire::WelcomeMsg{guest ? 0 : fanOut}));
+    if (rejoin)
+        return true;
     if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
         for (auto &[origin, payload] : w->second) {
             --waitingFrom[origin];
-            c.send(MessageType::DmodexRequest, payload);
+            sendTo(node, MessageType::DmodexRequest, payload);
         }
         waitingForServer.erase(w);
     }
     if (guest)
-        return;
+        return true;
     if (fanOut > 0 && node > 0)
         sendTreeParent(node);
     if (events.onJoined)
         events.onJoined(node);
+    return true;
+}
+
+void RendezvousHub::State::onRelay(std::uint32_t from, uvnet::FrameConnection &c, wire::Frame &f) {
+    auto m = wire::decodeRelay(f.payload);
+    const TreeShape shape(static_cast<std::uint32_t>(serverNodes.size()), fanOut);
+    // Only a step server's own subtree, below the level srun takes itself.
+    if (!m || fanOut == 0 || stepOf(from) != 0 || m->node == from ||
+        !shape.inSubtree(from, m->node) || !shape.joinsThroughParent(m->node)) {
+        c.close("malformed relay");
+        return;
+    }
+    const auto type = static_cast<MessageType>(m->type);
+    if (type == MessageType::Hello) {
+        if (!admitServer(m->node, c, m->payload, false))
+            c.close("unexpected or duplicate server for node " + std::to_string(m->node) +
+                    " (through node " + std::to_string(from) + ")");
+        return;
+    }
+    auto route = servers.find(m->node);
+    if (route == servers.end() && orphans.erase(m->node)) {
+        // Its relay's own link went (that server left first) and its
+        // relay joined again: it is heard of again through the new link.
+        route = servers.emplace(m->node, &c).first;
+    }
+    if (route == servers.end()) {
+        if (everConnected.count(m->node))
+            return; // it left meanwhile
+        c.close("relay for node " + std::to_string(m->node) + ", which has not joined");
+        return;
+    }
+    // Heard through this link now (its old relay may have gone), unless it
+    // has come back directly.
+    if (auto peer = peers.find(route->second); peer == peers.end() || peer->second.node != m->node)
+        route->second = &c;
+    wire::Frame inner{type, std::move(m->payload)};
+    handle(m->node, c, inner);
+}
+
+void RendezvousHub::State::onRelayClosed(std::uint32_t from, uvnet::FrameConnection &c,
+                                         const wire::Frame &f) {
+    auto m = wire::decodeNotice(f.payload);
+    const TreeShape shape(static_cast<std::uint32_t>(serverNodes.size()), std::max(fanOut, 1u));
+    if (!m || fanOut == 0 || m->rank == from || !shape.inSubtree(from, m->rank)) {
+        c.close("malformed relay end");
+        return;
+    }
+    auto route = servers.find(m->rank);
+    if (route == servers.end() || route->second != &c)
+        return; // it left, or came back directly
+    servers.erase(route);
+    names.forgetNode(m->rank);
+    fail("lost the stepmap server of " + nodeName(m->rank) + ": its link to its tree parent " +
+         nodeName(shape.parentOf(m->rank)) + " ended: " + m->text);
+}
+
+std::size_t RendezvousHub::State::forgetRoutesThrough(uvnet::FrameConnection &c,
+                                                      std::uint32_t relay) {
+    std::size_t n = 0;
+    for (auto it = servers.begin(); it != servers.end();) {
+        if (it->second == &c && it->first != relay) {
+            orphans.insert(it->first);
+            it = servers.erase(it);
+            ++n;
+        } else {
+            ++it;
+        }
+    }
+    return n;
 }
 
 void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f) {
@@ -256,8 +350,18 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
         servers.erase(node);
         names.forgetNode(node);
         leaveJobBarriers(node);
+        if (peers[&c].node != node)
+            return; // relayed: its relay stays
+        // Those it still relayed (they outlive it) join again directly.
+        forgetRoutesThrough(c, node);
         peers[&c].state = PeerState::Leaving;
         c.close("server left");
+        return;
+    case MessageType::Relay:
+        onRelay(node, c, f);
+        return;
+    case MessageType::RelayClosed:
+        onRelayClosed(node, c, f);
         return;
     default:
         c.close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
@@ -334,7 +438,7 @@ void RendezvousHub::State::onTreeListen(std::uint32_t node, uvnet::FrameConnecti
         c.close("malformed fence tree listener");
         return;
     }
-    treeListeners[node] = {peerAddress(c), m->port};
+    treeListeners[node] = {addresses[node], m->port};
     for (auto child : shape.childrenOf(node))
         sendTreeParent(child);
 }
@@ -548,7 +652,7 @@ void RendezvousHub::State::onProfileState(std::uint32_t node, uvnet::FrameConnec
     }
     if (profileVerdict) {
         // Too late: the others went on without it, counting it withheld.
-        c.send(MessageType::ProfileVerdict, *profileVerdict);
+        sendTo(node, MessageType::ProfileVerdict, *profileVerdict);
         return;
     }
     profileStates[node] = m->usable;
@@ -599,6 +703,9 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
     const bool lost = it->second.state == PeerState::Joined;
     gate->leave(c);
     const std::uint32_t node = it->second.node;
+    // The servers it relayed are lost with it (with it named as the cause),
+    // or, had it left normally, were told to join again by themselves.
+    const std::size_t relayed = lost && stepOf(node) == 0 ? forgetRoutesThrough(c, node) : 0;
     peers.erase(it); // the connection's memory goes once libuv is done with it
     if (stopping && peers.empty())
         closeDeadline.reset();
@@ -611,7 +718,10 @@ void RendezvousHub::State::onClosed(uvnet::FrameConnection &c, const std::string
     } else if (lost) {
         servers.erase(node);
         names.forgetNode(node);
-        fail("lost the stepmap server of " + nodeName(node) + ": " + why);
+        fail("lost the stepmap server of " + nodeName(node) + ": " + why +
+             (relayed ? " (with the link of " + std::to_string(relayed) +
+                            " servers that joined srun through it)"
+                      : ""));
     }
 }
 
@@ -629,8 +739,10 @@ void RendezvousHub::State::onWakeup() {
     if (!stop || stopping)
         return;
     std::string payload = wire::encode(wire::ShutdownMsg{status, reason});
+    // Each relay tells the servers that joined through it.
     for (auto &[n, c] : servers)
-        c->send(MessageType::Shutdown, payload);
+        if (auto peer = peers.find(c); peer != peers.end() && peer->second.node == n)
+            c->send(MessageType::Shutdown, payload);
     stopLoop();
 }
 
@@ -900,6 +1012,10 @@ int RendezvousHub::port() const {
 
 std::string RendezvousHub::address() const {
     return state_->address + ":" + std::to_string(state_->port);
+}
+
+std::uint64_t RendezvousHub::directJoins() const {
+    return state_->directJoins.load();
 }
 
 std::uint64_t RendezvousHub::modexRouted() const {

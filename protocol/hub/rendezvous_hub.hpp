@@ -136,6 +136,10 @@ public:
     // step's own ranks go server to server once the servers know each
     // other). Any thread.
     std::uint64_t modexRouted() const;
+    // Servers that joined on a link of their own to srun, not through their
+    // tree parent (hub/hub_relay.hpp): the root and its fan-out children,
+    // and those that could not go through their parent.
+    std::uint64_t directJoins() const;
     // srun could not start spawned step `index` (why, for the rank that
     // asked). Any thread.
     void spawnFailed(std::uint32_t index, const std::string &why);

@@ -51,7 +51,8 @@ struct RendezvousHub::State {
     bool stopping = false;
     // Direct-modex requests the hub routed (RendezvousHub::modexRouted).
     std::atomic<std::uint64_t> modexRouted{0};
-    std::atomic<double> finalCpuMs{0}; // once the thread ended
+    std::atomic<std::uint64_t> directJoins{0}; // RendezvousHub::directJoins
+    std::atomic<double> finalCpuMs{0};         // once the thread ended
 
     enum class PeerState {
         Unauthenticated, // may send only its Hello, within the handshake deadline
@@ -65,7 +66,11 @@ struct RendezvousHub::State {
     };
     // Every connection, owned here until it is closed.
     std::map<uvnet::FrameConnection *, Peer> peers;
-    std::map<std::uint32_t, uvnet::FrameConnection *> servers; // the joined ones, by node
+    // The joined ones, by node: their own link, or the link of the relay
+    // they joined through (hub/hub_relay.hpp).
+    std::map<std::uint32_t, uvnet::FrameConnection *> servers;
+    std::map<std::uint32_t, std::string> addresses; // as their link or relay saw them
+    std::set<std::uint32_t> orphans;                // their relay left first: may join again
     // Who may wait in PeerState::Unauthenticated, and who gives way.
     std::unique_ptr<HandshakeGate> gate;
     // At the end, connections that do not take their last frames in time
@@ -129,6 +134,15 @@ struct RendezvousHub::State {
     void onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
     void onClosed(uvnet::FrameConnection &c, const std::string &why);
     void join(Peer &peer);
+    // Takes node's server, on its own link (direct) or through the relays
+    // on c; false if it may not join (not the step's, or already in).
+    bool admitServer(std::uint32_t node, uvnet::FrameConnection &c, const std::string &seenAt,
+                     bool direct);
+    void onRelay(std::uint32_t from, uvnet::FrameConnection &c, wire::Frame &f);
+    void onRelayClosed(std::uint32_t from, uvnet::FrameConnection &c, const wire::Frame &f);
+    // The servers reached through relay's link c are no longer (they may
+    // join again directly); how many.
+    std::size_t forgetRoutesThrough(uvnet::FrameConnection &c, std::uint32_t relay);
     void handle(std::uint32_t node, uvnet::FrameConnection &c, wire::Frame &f);
     void onFence(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);
     void onTreeListen(std::uint32_t node, uvnet::FrameConnection &c, const wire::Frame &f);

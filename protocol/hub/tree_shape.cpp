@@ -33,4 +33,18 @@ std::uint32_t TreeShape::depth() const {
     return d;
 }
 
+bool TreeShape::inSubtree(std::uint32_t top, std::uint32_t node) const {
+    if (node >= nodeCount_)
+        return false;
+    while (node > top)
+        node = parentOf(node);
+    return node == top;
+}
+
+std::uint32_t TreeShape::childToward(std::uint32_t top, std::uint32_t node) const {
+    while (node > top && parentOf(node) != top)
+        node = parentOf(node);
+    return node;
+}
+
 } // namespace stepmap::hub

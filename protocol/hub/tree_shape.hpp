@@ -26,6 +26,16 @@ public:
     std::uint32_t subtreeSize(std::uint32_t node) const;
     // Edges from the root to the deepest node.
     std::uint32_t depth() const;
+    // Whether node is top or below it.
+    bool inSubtree(std::uint32_t top, std::uint32_t node) const;
+    // The child of top whose subtree holds node (node below top).
+    std::uint32_t childToward(std::uint32_t top, std::uint32_t node) const;
+    // Whether node's server joins srun through its tree parent's relay
+    // (hub/hub_relay.hpp): every node below the root's children, so that
+    // srun takes the root and its fan-out children only.
+    bool joinsThroughParent(std::uint32_t node) const {
+        return node > fanOut_ && node < nodeCount_;
+    }
 
 private:
     std::uint32_t nodeCount_;

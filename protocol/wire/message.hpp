@@ -57,6 +57,12 @@ enum class MessageType : std::uint8_t {
     // answering, its link or host failed (NoticeMsg: rank = that node's
     // index, text = what the connection said); srun ends the step.
     LinkLost = 32,
+    // Servers join through their tree parent (hub/hub_relay.hpp): a frame of
+    // a node below the relaying server, either way (RelayMsg); and, relay ->
+    // hub, that a child's link ended before it said goodbye (NoticeMsg:
+    // rank = the child's node index, text = what the connection said).
+    Relay = 33,
+    RelayClosed = 34,
 };
 
 constexpr std::size_t kNonceSize = 16;

@@ -209,6 +209,19 @@ std::optional<TreeRelayMsg> decodeTreeRelay(const std::string &s) {
     return ok ? std::optional(std::move(m)) : std::nullopt;
 }
 
+std::string encode(const RelayMsg &m) {
+    return encodeFields(m.node, m.type, m.payload);
+}
+
+std::optional<RelayMsg> decodeRelay(const std::string &s) {
+    RelayMsg m;
+    // A relay carries no relay, and never the handshake's challenge.
+    const bool ok = decodeFields(s, m.node, m.type, m.payload) && m.node < kMaxNodes &&
+                    m.type != static_cast<std::uint32_t>(MessageType::Relay) &&
+                    m.type != static_cast<std::uint32_t>(MessageType::Challenge) && m.type < 256;
+    return ok ? std::optional(std::move(m)) : std::nullopt;
+}
+
 void appendRecord(std::string &records, const FenceRecord &record) {
     records += encodeFields(record.node, record.data);
 }

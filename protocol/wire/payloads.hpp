@@ -105,6 +105,15 @@ struct TreeRelayMsg {
     std::string payload;
 };
 
+// A frame of node carried by the relays between it and srun's hub. A
+// relayed Hello (the node joined its parent) carries the node's address as
+// its parent saw it.
+struct RelayMsg {
+    std::uint32_t node = 0;
+    std::uint32_t type = 0; // a MessageType
+    std::string payload;
+};
+
 std::string encode(const WelcomeMsg &);
 std::string encode(const TreeListenMsg &);
 std::string encode(const TreeParentMsg &);
@@ -120,6 +129,8 @@ std::optional<TreeParentMsg> decodeTreeParent(const std::string &);
 std::optional<TreeUpMsg> decodeTreeUp(const std::string &);
 std::optional<TreeDownMsg> decodeTreeDown(const std::string &);
 std::optional<TreeRelayMsg> decodeTreeRelay(const std::string &);
+std::string encode(const RelayMsg &);
+std::optional<RelayMsg> decodeRelay(const std::string &);
 // Exactly count records, each of a node below nodeCount; nullopt otherwise.
 std::optional<std::vector<FenceRecord>> decodeRecords(const std::string &records,
                                                       std::uint32_t count, std::uint32_t nodeCount);

@@ -1073,3 +1073,215 @@ TEST_F(HubLinkTest, GroupConstructsGetOneContextIdPerGroupTheSameOnEveryMember) 
     EXPECT_NE(atA["group one"]->contextId, atA["group two"]->contextId);
     EXPECT_EQ(atA["group plain"]->contextId, 0u);
 }
+
+// Joining through the tree (hub/hub_relay.hpp): every node below the root's
+// children reaches srun through its tree parent, so srun takes the root and
+// its fan-out children only.
+namespace {
+
+// A port nobody listens on now (the kernel's pick, let go at once).
+int freePort() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
+    getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+class RelayTest : public HubLinkTest {
+public:
+    // nodes servers, one rank each, fan-out fanOut; each takes its relayed
+    // children on a port of its own (they share one machine here).
+    void startRelayedStep(std::uint32_t nodes, std::uint32_t fanOut) {
+        std::vector<std::uint32_t> ranks(nodes);
+        std::iota(ranks.begin(), ranks.end(), 0u);
+        startHub(ranks, nodes, fanOut);
+        fanOut_ = fanOut;
+        ports_.clear();
+        for (std::uint32_t n = 0; n < nodes; ++n)
+            ports_.push_back(freePort());
+        hosts_.clear();
+        for (std::uint32_t n = 0; n < nodes; ++n)
+            hosts_.push_back(std::make_unique<FakeHost>());
+    }
+    hub::HubLink &relayedLink(std::uint32_t node) {
+        auto s = settings(node, hub_->port());
+        s.relayFanOut = fanOut_;
+        s.relayListenPort = ports_[node];
+        s.relayWaitMs = 400;
+        hub::TreeShape shape(nodeCount_, fanOut_);
+        if (shape.joinsThroughParent(node)) {
+            s.relayHost = "127.0.0.1";
+            s.relayPort = ports_[shape.parentOf(node)];
+        }
+        hosts_[node]->node = node;
+        hosts_[node]->nodeOfRank = nodeOfRank_;
+        links_.push_back(std::make_unique<hub::HubLink>(
+            &loop_, s, *hosts_[node], [this, node](const std::string &why) { lost_[node] = why; }));
+        return *links_.back();
+    }
+    // A collecting fence of every node; each node's result.
+    std::vector<std::string> wholeFence(const std::vector<std::uint32_t> &who) {
+        std::vector<std::uint32_t> nodes(nodeCount_);
+        std::iota(nodes.begin(), nodes.end(), 0u);
+        std::vector<Outcome> out(who.size());
+        for (std::size_t i = 0; i < who.size(); ++i)
+            links_[i]->fence(nodes, true, std::to_string(who[i]) + ";", out[i].reply());
+        runUntil(
+            [&] { return std::all_of(out.begin(), out.end(), [](auto &o) { return o.status; }); });
+        std::vector<std::string> seen;
+        for (auto &o : out)
+            seen.push_back(std::to_string(o.status.value_or(1)) + " " + o.data);
+        return seen;
+    }
+    bool joinedThroughParent(std::uint32_t node) const {
+        return hosts_[node]->logged("joined srun's rendezvous through its tree parent");
+    }
+
+    std::uint32_t fanOut_ = 2;
+    std::vector<int> ports_;
+    std::vector<std::unique_ptr<FakeHost>> hosts_;
+};
+
+} // namespace
+
+TEST_F(RelayTest, SrunTakesTheRootAndItsChildrenTheRestJoinThroughTheirParent) {
+    // 0; 1 2; 3 4 | 5 6; 7 8 | 9 under node 3 (depth 3).
+    startRelayedStep(10, 2);
+    for (std::uint32_t n = 0; n < 10; ++n)
+        relayedLink(n).connect();
+    std::vector<std::uint32_t> all(10);
+    std::iota(all.begin(), all.end(), 0u);
+    const auto seen = wholeFence(all);
+    for (std::uint32_t n = 0; n < 10; ++n)
+        EXPECT_EQ(seen[n], "0 0;1;2;3;4;5;6;7;8;9;") << "node " << n;
+    EXPECT_EQ(hub_->directJoins(), 3u);
+    for (std::uint32_t n = 3; n < 10; ++n)
+        EXPECT_TRUE(joinedThroughParent(n)) << "node " << n;
+    EXPECT_FALSE(joinedThroughParent(1));
+    // What goes through srun still does, both ways, from any depth: a fence
+    // of a few nodes, a direct modex srun routes, an abort.
+    Outcome part9, part4;
+    links_[9]->fence({4, 9}, true, "n9", part9.reply());
+    links_[4]->fence({4, 9}, true, "n4", part4.reply());
+    Outcome asked;
+    links_[9]->directModex(5, asked.reply());
+    links_[8]->abort(8, 3, "bad input");
+    ASSERT_TRUE(runUntil([&] { return part9.status && part4.status && asked.status; }));
+    EXPECT_EQ(part9.data, "n4n9");
+    EXPECT_EQ(*asked.status, 0);
+    EXPECT_EQ(asked.data, "data of 5");
+    ASSERT_TRUE(runUntil([&] {
+        auto saw = hubSaw();
+        return std::find(saw.begin(), saw.end(), "abort 8 3 bad input") != saw.end();
+    }));
+    EXPECT_TRUE(lost_.empty());
+    // srun ending the step reaches every server through the relays.
+    std::thread stopper([this] { hub_->shutdown(0, "step done"); });
+    bool ended = runUntil([&] { return lost_.size() == 10; });
+    stopper.join();
+    ASSERT_TRUE(ended) << lost_.size();
+    for (std::uint32_t n = 0; n < 10; ++n)
+        EXPECT_EQ(lost_[n], "srun ends the step: step done") << "node " << n;
+}
+
+TEST_F(RelayTest, AChildWhoseParentTakesNobodyJoinsSrunDirectly) {
+    startRelayedStep(5, 1); // a chain: 0 1 2 3 4
+    // Node 2's relay port is someone else's: node 2 cannot take node 3,
+    // which joins srun itself; node 4 still goes through node 3.
+    int squatter = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(ports_[2]));
+    ASSERT_EQ(bind(squatter, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    ASSERT_EQ(listen(squatter, 8), 0);
+    for (std::uint32_t n = 0; n < 5; ++n)
+        relayedLink(n).connect();
+    const auto seen = wholeFence({0, 1, 2, 3, 4});
+    for (auto &s : seen)
+        EXPECT_EQ(s, "0 0;1;2;3;4;");
+    close(squatter);
+    EXPECT_EQ(hub_->directJoins(), 3u); // 0, 1 and 3
+    EXPECT_TRUE(joinedThroughParent(2));
+    EXPECT_FALSE(joinedThroughParent(3));
+    EXPECT_TRUE(joinedThroughParent(4));
+    EXPECT_TRUE(hosts_[3]->logged("joined srun's rendezvous"));
+    EXPECT_TRUE(lost_.empty());
+}
+
+TEST_F(RelayTest, ChildrenOfAParentThatLeavesFirstJoinSrunDirectly) {
+    startRelayedStep(4, 1); // 0 1 2 3: 2 through 1, 3 through 2
+    for (std::uint32_t n = 0; n < 4; ++n)
+        relayedLink(n).connect();
+    ASSERT_EQ(wholeFence({0, 1, 2, 3})[3], "0 0;1;2;3;");
+    // Node 1's tasks end first: it leaves; node 2 (and with it node 3,
+    // still through node 2) stay in the step.
+    links_[1]->leave();
+    ASSERT_TRUE(
+        runUntil([&] { return hosts_[2]->logged("joined srun's rendezvous again, directly"); }));
+    Outcome f0, f2, f3;
+    links_[0]->fence({0, 2, 3}, true, "a", f0.reply());
+    links_[2]->fence({0, 2, 3}, true, "b", f2.reply());
+    links_[3]->fence({0, 2, 3}, true, "c", f3.reply());
+    ASSERT_TRUE(runUntil([&] { return f0.status && f2.status && f3.status; }))
+        << ::testing::PrintToString(hosts_[2]->lines) << ::testing::PrintToString(hosts_[3]->lines)
+        << ::testing::PrintToString(hosts_[1]->lines) << ::testing::PrintToString(hubSaw());
+    EXPECT_EQ(f3.data, "abc");
+    EXPECT_EQ(*f3.status, 0);
+    links_[3]->rankExited(3, 7);
+    ASSERT_TRUE(runUntil([&] {
+        auto saw = hubSaw();
+        return std::find(saw.begin(), saw.end(), "exit 3 7") != saw.end();
+    }));
+    for (auto &line : hubSaw())
+        EXPECT_EQ(line.rfind("failure", 0), std::string::npos) << line;
+    EXPECT_TRUE(lost_.empty());
+}
+
+TEST_F(RelayTest, ARelayThatIsLostTakesItsChildrenAndSrunNamesIt) {
+    startRelayedStep(7, 2); // 3, 4 through 1; 5, 6 through 2
+    for (std::uint32_t n = 0; n < 7; ++n)
+        relayedLink(n).connect();
+    ASSERT_EQ(wholeFence({0, 1, 2, 3, 4, 5, 6})[0], "0 0;1;2;3;4;5;6;");
+    links_[1].reset(); // node 1's server dies
+    ASSERT_TRUE(runUntil([&] {
+        for (auto &line : hubSaw())
+            if (line.rfind("failure lost the stepmap server of node index 1:", 0) == 0)
+                return true;
+        return false;
+    }));
+    bool named = false;
+    for (auto &line : hubSaw())
+        named = named || line.find("with the link of 2 servers that joined srun through it") !=
+                             std::string::npos;
+    EXPECT_TRUE(named);
+}
+
+TEST_F(RelayTest, AStrangerOnTheRelayPortCannotJoinAsAChild) {
+    startRelayedStep(4, 1);
+    for (std::uint32_t n = 0; n < 4; ++n)
+        relayedLink(n).connect();
+    ASSERT_EQ(wholeFence({0, 1, 2, 3})[0], "0 0;1;2;3;");
+    // Without the step's secret: the relay drops it, nothing reaches srun.
+    std::string other = *wire::decodeSecretHex(wire::generateSecretHex());
+    FakeHost intruder;
+    auto s = settings(2, ports_[1]);
+    s.secret = other;
+    s.joinRetryMs = 300;
+    std::optional<std::string> gone;
+    hub::HubLink bad(&loop_, s, intruder, [&](const std::string &why) { gone = why; });
+    bad.connect();
+    ASSERT_TRUE(runUntil([&] { return gone.has_value(); }));
+    Outcome f[4];
+    for (std::uint32_t n = 0; n < 4; ++n)
+        links_[n]->fence({0, 1, 2, 3}, true, std::to_string(n), f[n].reply());
+    ASSERT_TRUE(runUntil([&] { return f[0].status && f[3].status; }));
+    EXPECT_EQ(f[3].data, "0123");
+    for (auto &line : hubSaw())
+        EXPECT_EQ(line.rfind("failure", 0), std::string::npos) << line;
+}

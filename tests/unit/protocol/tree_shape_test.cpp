@@ -3,6 +3,7 @@
 // can have; and the tree messages' strict codecs (wire/payloads.hpp).
 
 #include "protocol/hub/tree_shape.hpp"
+#include "protocol/wire/message.hpp"
 #include "protocol/wire/payloads.hpp"
 
 #include <gtest/gtest.h>
@@ -119,4 +120,46 @@ TEST(TreePayloads, RecordsAreCountedAndBounded) {
     EXPECT_FALSE(wire::decodeRecords(records, 3, 3));           // one missing
     EXPECT_FALSE(wire::decodeRecords(records, 2, 2));           // node 2 of a 2-node step
     EXPECT_FALSE(wire::decodeRecords(records, 4000000000u, 3)); // a count the bytes cannot hold
+}
+
+TEST(TreeShape, RoutesOfServersThatJoinThroughTheirParent) {
+    // 7 nodes, fan-out 2: srun takes 0, 1 and 2; 3..6 join through 1 or 2.
+    TreeShape t(7, 2);
+    std::vector<std::uint32_t> relayed;
+    for (std::uint32_t n = 0; n < 8; ++n)
+        if (t.joinsThroughParent(n))
+            relayed.push_back(n);
+    EXPECT_EQ(relayed, (std::vector<std::uint32_t>{3, 4, 5, 6}));
+    EXPECT_TRUE(t.inSubtree(1, 4));
+    EXPECT_TRUE(t.inSubtree(1, 1));
+    EXPECT_FALSE(t.inSubtree(1, 5));
+    EXPECT_FALSE(t.inSubtree(1, 7)); // beyond the step
+    EXPECT_FALSE(t.inSubtree(3, 1)); // above
+    EXPECT_EQ(t.childToward(0, 6), 2u);
+    EXPECT_EQ(t.childToward(0, 2), 2u);
+    // Deeper: 100 nodes, fan-out 3; node 99's ancestors are 32, 10, 3, 0.
+    TreeShape d(100, 3);
+    EXPECT_EQ(d.childToward(0, 99), 3u);
+    EXPECT_EQ(d.childToward(3, 99), 10u);
+    EXPECT_EQ(d.childToward(10, 99), 32u);
+    EXPECT_TRUE(d.inSubtree(10, 99));
+    EXPECT_FALSE(d.inSubtree(11, 99));
+    // One level under srun only: nobody relays.
+    for (std::uint32_t n = 0; n < 17; ++n)
+        EXPECT_FALSE(TreeShape(17, 16).joinsThroughParent(n)) << n;
+}
+
+TEST(RelayCodec, CarriesAnyFrameButARelayOrTheChallenge) {
+    wire::RelayMsg m{41, static_cast<std::uint32_t>(wire::MessageType::Fence), "data"};
+    auto back = wire::decodeRelay(wire::encode(m));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->node, 41u);
+    EXPECT_EQ(back->payload, "data");
+    m.type = static_cast<std::uint32_t>(wire::MessageType::Relay);
+    EXPECT_FALSE(wire::decodeRelay(wire::encode(m)));
+    m.type = static_cast<std::uint32_t>(wire::MessageType::Challenge);
+    EXPECT_FALSE(wire::decodeRelay(wire::encode(m)));
+    m.type = 300;
+    EXPECT_FALSE(wire::decodeRelay(wire::encode(m)));
+    EXPECT_FALSE(wire::decodeRelay(std::string("\x01\x02", 2)));
 }
