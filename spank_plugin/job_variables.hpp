@@ -40,13 +40,17 @@ inline bool isSpawnVariable(const char *name) {
 }
 // --with-ft's mode ("ulfm"), when recovery from a failed rank is on.
 inline constexpr const char *kFaultToleranceVariable = "SLURM_STEPMAP_FT";
+// The fence tree's fan-out srun's hub welcomes the servers with, when the
+// step has a tree: servers below its second level join through their
+// parent (protocol/hub/hub_relay.hpp).
+inline constexpr const char *kTreeVariable = "SLURM_STEPMAP_TREE";
 inline constexpr const char *kJobVariables[] = {
-    kPlanVariable,          kHubVariable,          kSecretVariable,       kModexVariable,
-    kProfileVariables[0],   kProfileVariables[1],  kProfileVariables[2],  kProfileVariables[3],
-    kProfileVariables[4],   kProfileVariables[5],  kProfileVariables[6],  kProfileVariables[7],
-    kProfileVariables[8],   kProfileVariables[9],  kProfileVariables[10], kProfileVariables[11],
-    kProfileVariables[12],  kProfileVariables[13], kProfileVariables[14], kProfileVariables[15],
-    kJobHubVariable,        kJobSecretVariable,    kJobStepVariable,      kSpawnParentVariable,
-    kFaultToleranceVariable};
+    kPlanVariable,           kHubVariable,          kSecretVariable,       kModexVariable,
+    kProfileVariables[0],    kProfileVariables[1],  kProfileVariables[2],  kProfileVariables[3],
+    kProfileVariables[4],    kProfileVariables[5],  kProfileVariables[6],  kProfileVariables[7],
+    kProfileVariables[8],    kProfileVariables[9],  kProfileVariables[10], kProfileVariables[11],
+    kProfileVariables[12],   kProfileVariables[13], kProfileVariables[14], kProfileVariables[15],
+    kJobHubVariable,         kJobSecretVariable,    kJobStepVariable,      kSpawnParentVariable,
+    kFaultToleranceVariable, kTreeVariable};
 
 } // namespace stepmap::plugin

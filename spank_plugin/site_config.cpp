@@ -213,6 +213,16 @@ constexpr PlugstackSetting kPlugstackSettings[] = {
              return badArgument(key, value, "must be seconds between 1 and 86400");
          return {};
      }},
+    {"relay_ports",
+     [](const char *key, const std::string &value, Settings &s) -> Expected<void> {
+         if (value != "none" && !portRange(value))
+             return badArgument(key, value,
+                                "must be a range of TCP ports BASE-END within 1024-65535 that "
+                                "every node leaves free, e.g. relay_ports=26000-26999, or none "
+                                "(every node server joins srun directly)");
+         s.c.relayPorts = value;
+         return {};
+     }},
 };
 
 // The table and the entry's list of names agree, name by name.

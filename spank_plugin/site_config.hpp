@@ -38,6 +38,12 @@ struct SiteConfig {
     // Whole-step fences run over a tree of node servers with this fan-out
     // (Slurm's mpi.conf PMIxFanout); 0: every fence through srun's hub.
     int fenceFanOut = 16;
+    // Node servers below the fence tree's second level join srun through
+    // their tree parent, which takes them on a port of this range
+    // ("BASE-END", every node derives it from the step; protocol/hub/
+    // hub_relay.hpp), so that srun admits fan-out + 1 servers, not every
+    // node. "none": every server joins srun itself.
+    std::string relayPorts = "26000-26999";
     // A fence that has not completed this long after a node entered it
     // ends the step, naming the nodes that never entered it (mpi.conf's
     // PMIxTimeout); 0: fences wait as long as the step.

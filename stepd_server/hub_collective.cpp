@@ -20,6 +20,21 @@ hub::HubLink::Settings linkSettings(const StepConfig &c, timeline::Recorder mark
     s.dmodexTimeoutSec = c.dmodexTimeoutSec;
     s.fenceTimeoutSec = c.fenceTimeoutSec;
     s.timeline = std::move(marks);
+    if (c.relayFanOut > 0 && c.jobStep == 0) {
+        // Every node derives every relay's port alone (hub/hub_relay.hpp).
+        const std::uint64_t seed = hub::relaySeed(c.stepTag);
+        const auto portOf = [&](std::uint32_t node) {
+            return hub::relayPort(c.relayPorts.first, c.relayPorts.last, seed, node);
+        };
+        const hub::TreeShape shape(s.nodeCount, c.relayFanOut);
+        s.relayFanOut = c.relayFanOut;
+        s.relayListenPort = portOf(c.nodeIndex);
+        if (shape.joinsThroughParent(c.nodeIndex)) {
+            const std::uint32_t parent = shape.parentOf(c.nodeIndex);
+            s.relayHost = c.relayHost.empty() ? c.plan.nodes[parent].name : c.relayHost;
+            s.relayPort = portOf(parent);
+        }
+    }
     return s;
 }
 

@@ -49,7 +49,8 @@ Expected<Arguments> readArguments(int argc, char **argv) {
                                   "--job-hub",
                                   "--job-step",
                                   "--spawn-parent",
-                                  "--with-ft"};
+                                  "--with-ft",
+                                  "--relay"};
     Arguments args;
     for (int i = 1; i < argc; ++i) {
         std::string key = argv[i];
@@ -127,6 +128,28 @@ Expected<void> readOptionalArguments(Arguments &args, StepConfig &c) {
         if (ft != "ulfm" && ft != "none")
             return UserError{"bad --with-ft '" + ft + "' (ulfm or none)"};
         c.faultTolerant = ft == "ulfm";
+    }
+    if (args.count("--relay")) {
+        // FANOUT:BASE-END[@HOST]: the tree srun welcomes with and the
+        // site's relay_ports; HOST (tests, one machine) where every node's
+        // relay is instead of its plan name.
+        std::string text = args["--relay"];
+        std::string host;
+        if (auto at = text.find('@'); at != std::string::npos) {
+            host = text.substr(at + 1);
+            text.resize(at);
+        }
+        const auto colon = text.find(':');
+        long long fan = 0;
+        auto range = colon == std::string::npos
+                         ? Expected<modexless::PortRange>(UserError{"no range"})
+                         : modexless::parsePortRange(text.substr(colon + 1), "--relay");
+        if (colon == std::string::npos || !toInt(text.substr(0, colon), 1, 1024, fan) || !range)
+            return UserError{"bad --relay '" + args["--relay"] +
+                             "' (expected FANOUT:BASE-END[@HOST], e.g. 16:61000-61999)"};
+        c.relayFanOut = static_cast<std::uint32_t>(fan);
+        c.relayPorts = *range;
+        c.relayHost = host;
     }
     c.reservedPorts = args["--resv-ports"];
     c.tcpIfInclude = args["--tcp-if-include"];

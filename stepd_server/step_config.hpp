@@ -4,6 +4,7 @@
 // and environment (set by the plugin in slurmstepd).
 
 #include "base/expected.hpp"
+#include "modexless/pinned_ports.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/interconnect_profile.hpp"
 #include "protocol/modex/modex_mode.hpp"
@@ -54,6 +55,13 @@ struct StepConfig {
     // SLURM_STEP_RESV_PORTS (MpiParams=ports): used instead of the range
     // where the step's nodes have addresses of their own.
     std::string reservedPorts;
+    // Joining srun through the tree (hub/hub_relay.hpp; --relay): the
+    // fan-out srun's hub uses, the site's relay_ports, and (tests on one
+    // machine) the host every relay is on instead of its plan node's name.
+    // relayFanOut 0: every server joins srun directly.
+    std::uint32_t relayFanOut = 0;
+    modexless::PortRange relayPorts;
+    std::string relayHost;
     // The job's OMPI_MCA_btl_tcp_if_include / _exclude: which interfaces
     // Open MPI publishes (empty: its defaults).
     std::string tcpIfInclude, tcpIfExclude;
@@ -84,6 +92,7 @@ std::string clientTmpdir(const StepConfig &c);
 //       [--site-modex-ports BASE-END] [--resv-ports LIST]
 //       [--tcp-if-include LIST] [--tcp-if-exclude LIST]
 //       [--job-hub HOST:PORT --job-step INDEX [--spawn-parent NSPACE:RANK]]
+//       [--relay FANOUT:BASE-END[@HOST]]
 // environment: STEPMAP_PLAN, STEPMAP_SECRET, STEPMAP_JOB_SECRET (with
 // --job-hub), STEPMAP_PROFILE and its further
 // pieces STEPMAP_PROFILE_1 ... _15 (optional)

@@ -1014,6 +1014,10 @@ std::string RendezvousHub::address() const {
     return state_->address + ":" + std::to_string(state_->port);
 }
 
+std::uint32_t RendezvousHub::treeFanOut() const {
+    return state_->fanOut; // set before the thread starts
+}
+
 std::uint64_t RendezvousHub::directJoins() const {
     return state_->directJoins.load();
 }

@@ -140,6 +140,8 @@ public:
     // tree parent (hub/hub_relay.hpp): the root and its fan-out children,
     // and those that could not go through their parent.
     std::uint64_t directJoins() const;
+    // The fence tree's fan-out the servers are welcomed with; 0: no tree.
+    std::uint32_t treeFanOut() const;
     // srun could not start spawned step `index` (why, for the rank that
     // asked). Any thread.
     void spawnFailed(std::uint32_t index, const std::string &why);

@@ -149,6 +149,10 @@ std::unique_ptr<StepHub> StepHub::start(const Step &step) {
                std::to_string(step.stepId) + " at " + address + " (ready in " + cost + " ms)");
     setenv(kHubVariable, address.c_str(), 1);
     setenv(kSecretVariable, secret.c_str(), 1);
+    if (const std::uint32_t fanOut = self->hub_->treeFanOut(); fanOut > 0)
+        setenv(kTreeVariable, std::to_string(fanOut).c_str(), 1);
+    else
+        unsetenv(kTreeVariable);
     return self;
 }
 

@@ -419,6 +419,12 @@ ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
     // --with-ft, as srun checked it; the server checks it again.
     if (auto ft = jobVariable(sp, kFaultToleranceVariable, 16); ft && *ft && !(*ft)->empty())
         launch.args.insert(launch.args.end(), {"--with-ft", **ft});
+    // The tree srun welcomes with, and this node's relay_ports: the server
+    // checks both (a spawned step's servers join the job's hub directly).
+    if (auto tree = jobVariable(sp, kTreeVariable, 8);
+        tree && *tree && !(*tree)->empty() && site_.relayPorts != "none" && !launch.args.empty() &&
+        std::find(launch.args.begin(), launch.args.end(), "--job-hub") == launch.args.end())
+        launch.args.insert(launch.args.end(), {"--relay", **tree + ":" + site_.relayPorts});
     // The site's log.level; the server's default is info.
     if (site_.policy.logLevel != LogLevel::Info) {
         launch.args.push_back("--log-level");

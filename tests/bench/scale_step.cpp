@@ -152,10 +152,20 @@ Expected<void> spawnServers(const ScaleSetup &s, const StepTree &tree, const std
         os::UniqueFd mine(pair[0]), theirs(pair[1]);
         os::UniqueFd log(open(tree.logPath("server" + std::to_string(n)).c_str(),
                               O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+        std::vector<std::string> args = {"--step",         "1.0",
+                                         "--node-index",   std::to_string(n),
+                                         "--tmpdir",       dir,
+                                         "--hub",          hub,
+                                         "--ready-fd",     std::to_string(kReadyFd),
+                                         "--step-cores",   s.stepCores,
+                                         "--topology-xml", s.topologyXml,
+                                         "--client-auth",  "native"};
+        // As the plugin passes it; every relay on this machine.
+        if (s.fanOut > 0 && s.relayPorts != "none")
+            args.insert(args.end(),
+                        {"--relay", std::to_string(s.fanOut) + ":" + s.relayPorts + "@127.0.0.1"});
         ChildSpec spec{s.stepd,
-                       {"--step", "1.0", "--node-index", std::to_string(n), "--tmpdir", dir,
-                        "--hub", hub, "--ready-fd", std::to_string(kReadyFd), "--step-cores",
-                        s.stepCores, "--topology-xml", s.topologyXml, "--client-auth", "native"},
+                       std::move(args),
                        env,
                        {{1, log.get()}, {2, log.get()}, {kReadyFd, theirs.get()}},
                        s.user};

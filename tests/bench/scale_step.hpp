@@ -26,7 +26,10 @@ struct ScaleSetup {
     std::uint32_t ranksPerNode = 1;
     std::size_t keyBytes = 1024; // each rank's key
     std::uint32_t fanOut = 16;   // the fence tree's (hub setting); 0: star
-    int timeoutSec = 120;        // per phase
+    // The site's relay_ports (protocol/hub/hub_relay.hpp): servers below the
+    // tree's second level join srun through their parent; "none": directly.
+    std::string relayPorts = "26000-26999";
+    int timeoutSec = 120; // per phase
     // Whom servers and clients run as when the harness is root.
     std::optional<RunAs> user;
 };

@@ -10,7 +10,7 @@
 //
 //   server_scale [--nodes 8,16,32,64,128] [--fan-out 16] [--ranks-per-node 1] [--repeat 3]
 //                [--key-bytes 1024] [--timeout 120] [--workdir /tmp] [--user nobody]
-//                [--link-delay-ms 0]
+//                [--link-delay-ms 0] [--relay-ports 26000-26999|none]
 //                [--stepd PATH] [--client PATH] [--topology-xml PATH]
 //
 // The paths default to $STEPMAP_STEPD, $STEPMAP_SCALE_CLIENT and
@@ -106,6 +106,8 @@ bool parseOptions(int argc, char **argv, Options &o) {
             setenv("STEPMAP_BENCH_LINK_DELAY_MS", value.c_str(), 1);
         else if (key == "--user")
             o.user = value;
+        else if (key == "--relay-ports")
+            o.setup.relayPorts = value;
         else if (key == "--workdir")
             o.setup.workDir = value;
         else if (key == "--stepd")
@@ -203,9 +205,12 @@ void printRow(std::uint32_t n, const StepFigures &f, const StepFigures *base) {
 
 void printTable(const Options &o, std::uint32_t fanOut, const Rows &rows) {
     std::printf("server_scale: fences over a %s; %u rank(s) per node, %zu-byte key per rank, "
-                "%u ms added per hop, medians of %d runs, ms\n%6s",
+                "%u ms added per hop, servers join srun %s, medians of %d runs, ms\n%6s",
                 fenceName(fanOut).c_str(), o.setup.ranksPerNode, o.setup.keyBytes,
-                uvnet::benchmarkLinkDelayMs(), o.repeat, "nodes");
+                uvnet::benchmarkLinkDelayMs(),
+                fanOut > 0 && o.setup.relayPorts != "none" ? "through their tree parent"
+                                                           : "directly",
+                o.repeat, "nodes");
     for (const auto &c : kColumns)
         std::printf(" %11s", c.name);
     std::printf("\n");

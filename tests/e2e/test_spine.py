@@ -128,6 +128,13 @@ class SpineTest(cluster.StepTestCase):
             taking = [node for node, text in logs.items()
                       if "taking its fence tree children" in text]
             self.assertEqual(len(taking), parents, f"fence_fanout={fanout}: {taking}")
+            # Below the tree's second level, servers join srun through their
+            # parent (fan-out 1: n3 through n2, n4 through n3); srun takes
+            # the others itself.
+            through = sorted(node for node, text in logs.items()
+                             if "joined srun's rendezvous through its tree parent" in text)
+            self.assertEqual(through, ["n3", "n4"] if fanout == "1" else [],
+                             f"fence_fanout={fanout}")
 
     def test_a_fence_past_the_sites_deadline_ends_the_step_naming_the_node_it_waits_for(self):
         # Rank 5 (on n2) reaches MPI_Init 8 s late; the others wait in its
