@@ -99,6 +99,7 @@ void HubLink::startRelay() {
 void HubLink::joinDirectly(const std::string &why) {
     host_.log("could not go through " + linkName() + " (" + why + "); joins srun directly");
     viaRelay_ = false;
+    relayTimer_.reset();
     joinDeadline_ = uv_now(loop_) + static_cast<std::uint64_t>(settings_.joinRetryMs);
     open();
 }
@@ -130,10 +131,13 @@ void HubLink::onClosed(const std::string &why) {
         // or cannot take this node: a moment more, then srun directly. A
         // relay that went after this node joined (its server left first):
         // srun directly, at once.
-        if (!everJoined_ && uv_now(loop_) + 250 < relayDeadline_) {
+        // Its parent usually starts within milliseconds of it: look again
+        // soon, then less often.
+        if (!everJoined_ && uv_now(loop_) + relayRetryMs_ < relayDeadline_) {
             uv_timer_start(
-                retry_.get(), [](uv_timer_t *t) { static_cast<HubLink *>(t->data)->open(); }, 250,
-                0);
+                retry_.get(), [](uv_timer_t *t) { static_cast<HubLink *>(t->data)->open(); },
+                relayRetryMs_, 0);
+            relayRetryMs_ = std::min<std::uint64_t>(relayRetryMs_ * 2, 250);
             return;
         }
         rejoining_ = everJoined_;
@@ -156,6 +160,7 @@ void HubLink::onClosed(const std::string &why) {
 
 void HubLink::leave() {
     onProfileVerdict_ = nullptr;
+    relayTimer_.reset();
     if (retry_)
         uv_timer_stop(retry_.get());
     // Connected but not welcomed yet (a rank that failed at once stops the
@@ -180,8 +185,10 @@ void HubLink::leave() {
     leaveWhenWelcomed_ = false;
     // The children that joined through this node go first (they may still
     // have their goodbyes to pass on), a moment at most: the plugin's stop
-    // allows 2 s in all.
-    if (relay_ && !relayDrained_ && conn_ && !conn_->closing()) {
+    // allows 2 s in all. Without a link to srun (it ended the step, or is
+    // lost) the relay still closes its port and waits for them: its
+    // listener would otherwise keep the server running.
+    if (relay_ && !relayDrained_) {
         relayDrained_ = true;
         relay_->drain(kRelayDrainMs, [this] { leave(); });
         return;
@@ -313,6 +320,7 @@ void HubLink::onWelcome(const wire::Frame &f) {
     // Only now is this server in the step: until then the hub may drop the
     // connection (it makes room when flooded) and we retry.
     ready_ = true;
+    relayTimer_.reset(); // welcomed: nothing to pass by (and it would hold the loop)
     if (!everJoined_)
         timeline_.record(timeline::Mark::Joined);
     everJoined_ = true;

@@ -198,6 +198,7 @@ private:
     std::uint64_t relayDeadline_ = 0;
     std::uint64_t relayWait_ = 0;
     uvnet::UvHandlePtr<uv_timer_t> relayTimer_;
+    std::uint64_t relayRetryMs_ = 5;  // doubling to 250 while its parent's relay is not up
     std::unique_ptr<HubRelay> relay_; // this node's children's way to srun
     bool relayDrained_ = false;
     // leave() came before the Welcome: it finishes when that arrives, or

@@ -216,8 +216,22 @@ bool HubRelay::down(wire::RelayMsg m) {
     return true;
 }
 
+// The port, its sweep and the handshakes under way go: a relay that no
+// longer takes joins must not keep the server's loop running.
+void HubRelay::stopTakingJoins() {
+    listener_.reset();
+    sweep_.reset();
+    std::vector<uvnet::FrameConnection *> waiting;
+    for (auto &[c, child] : links_)
+        if (!child.joined)
+            waiting.push_back(c);
+    for (auto *c : waiting)
+        c->close("the relay is leaving");
+}
+
 void HubRelay::shutdownAll(const std::string &payload) {
     drained_ = [] {};
+    stopTakingJoins();
     for (auto &[node, c] : joined_) {
         c->send(MessageType::Shutdown, payload);
         c->closeAfterFlush("srun ends the step");
@@ -226,15 +240,7 @@ void HubRelay::shutdownAll(const std::string &payload) {
 
 void HubRelay::drain(unsigned atMostMs, std::function<void()> done) {
     drained_ = std::move(done);
-    listener_.reset();
-    for (auto *c : [this] {
-             std::vector<uvnet::FrameConnection *> waiting;
-             for (auto &[c, child] : links_)
-                 if (!child.joined)
-                     waiting.push_back(c);
-             return waiting;
-         }())
-        c->close("the relay is leaving");
+    stopTakingJoins();
     if (joined_.empty()) {
         finishDrainIfDone();
         return;

@@ -90,6 +90,8 @@ private:
     bool sendToChild(uvnet::FrameConnection &c, wire::MessageType type, const std::string &payload);
     void finishDrainIfDone();
 
+    void stopTakingJoins();
+
     uv_loop_t *loop_;
     Settings settings_;
     uvnet::UvHandlePtr<uv_tcp_t> listener_;

@@ -1187,6 +1187,14 @@ TEST_F(RelayTest, SrunTakesTheRootAndItsChildrenTheRestJoinThroughTheirParent) {
     ASSERT_TRUE(ended) << lost_.size();
     for (std::uint32_t n = 0; n < 10; ++n)
         EXPECT_EQ(lost_[n], "srun ends the step: step done") << "node " << n;
+    // Then each server leaves, and nothing of the links keeps its loop
+    // running (a relay's port, its sweep, a child's wait for a welcome):
+    // the server's process ends at once, not when a timer fires.
+    for (auto &l : links_)
+        l->leave();
+    const auto left = std::chrono::steady_clock::now();
+    EXPECT_TRUE(runUntil([&] { return !uv_loop_alive(&loop_); }, 5));
+    EXPECT_LT(std::chrono::steady_clock::now() - left, std::chrono::milliseconds(500));
 }
 
 TEST_F(RelayTest, AChildWhoseParentTakesNobodyJoinsSrunDirectly) {
