@@ -6,11 +6,12 @@
 // step's stop; then each figure's ratio to the first node count's, and
 // least-squares fits against log2(N) and N. --fan-out 0,16 runs the star
 // (every fence through srun's hub) and the fence tree interleaved, and
-// compares them.
+// compares them; --relay-ports 26000-26999,none likewise servers joining
+// srun through their tree parent and directly.
 //
 //   server_scale [--nodes 8,16,32,64,128] [--fan-out 16] [--ranks-per-node 1] [--repeat 3]
 //                [--key-bytes 1024] [--timeout 120] [--workdir /tmp] [--user nobody]
-//                [--link-delay-ms 0] [--relay-ports 26000-26999|none]
+//                [--link-delay-ms 0] [--relay-ports 26000-26999[,none]]
 //                [--stepd PATH] [--client PATH] [--topology-xml PATH]
 //
 // The paths default to $STEPMAP_STEPD, $STEPMAP_SCALE_CLIENT and
@@ -31,6 +32,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace stepmap;
@@ -41,7 +43,8 @@ namespace {
 struct Options {
     ScaleSetup setup;
     std::vector<std::uint32_t> nodeCounts = {8, 16, 32, 64, 128};
-    std::vector<std::uint32_t> fanOuts = {16}; // 0: the star through the hub
+    std::vector<std::uint32_t> fanOuts = {16};             // 0: the star through the hub
+    std::vector<std::string> relayPorts = {"26000-26999"}; // none: servers join srun directly
     int repeat = 3;
     std::string user = "nobody"; // only when run as root
 };
@@ -60,6 +63,19 @@ bool parseCounts(const std::string &text, std::vector<std::uint32_t> &out, unsig
         if (v < min || v > 4096)
             return false;
         out.push_back(static_cast<std::uint32_t>(v));
+        at = comma + 1;
+    }
+    return !out.empty();
+}
+
+bool splitList(const std::string &text, std::vector<std::string> &out) {
+    out.clear();
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        std::size_t comma = std::min(text.find(',', at), text.size());
+        out.push_back(text.substr(at, comma - at));
+        if (out.back().empty())
+            return false;
         at = comma + 1;
     }
     return !out.empty();
@@ -106,8 +122,8 @@ bool parseOptions(int argc, char **argv, Options &o) {
             setenv("STEPMAP_BENCH_LINK_DELAY_MS", value.c_str(), 1);
         else if (key == "--user")
             o.user = value;
-        else if (key == "--relay-ports")
-            o.setup.relayPorts = value;
+        else if (key == "--relay-ports" && splitList(value, o.relayPorts))
+            ;
         else if (key == "--workdir")
             o.setup.workDir = value;
         else if (key == "--stepd")
@@ -190,8 +206,30 @@ Fit fitLine(const std::vector<double> &x, const std::vector<double> &y) {
 
 using Rows = std::map<std::uint32_t, StepFigures>; // by node count
 
+// One way of running the step: how fences go, and how servers join srun.
+struct Variant {
+    std::uint32_t fanOut;
+    std::string relayPorts;
+    bool relayed() const { return fanOut > 0 && relayPorts != "none"; }
+    bool operator<(const Variant &o) const {
+        return std::tie(fanOut, relayPorts) < std::tie(o.fanOut, o.relayPorts);
+    }
+};
+
+std::vector<Variant> variantsOf(const Options &o) {
+    std::vector<Variant> out;
+    for (auto k : o.fanOuts)
+        for (const auto &r : o.relayPorts)
+            out.push_back({k, r});
+    return out;
+}
+
 std::string fenceName(std::uint32_t fanOut) {
     return fanOut == 0 ? "star through srun's hub" : "tree of fan-out " + std::to_string(fanOut);
+}
+
+std::string variantName(const Variant &v) {
+    return fenceName(v.fanOut) + (v.relayed() ? ", joins through the tree" : ", direct joins");
 }
 
 void printRow(std::uint32_t n, const StepFigures &f, const StepFigures *base) {
@@ -203,14 +241,12 @@ void printRow(std::uint32_t n, const StepFigures &f, const StepFigures *base) {
     std::printf("\n");
 }
 
-void printTable(const Options &o, std::uint32_t fanOut, const Rows &rows) {
+void printTable(const Options &o, const Variant &v, const Rows &rows) {
     std::printf("server_scale: fences over a %s; %u rank(s) per node, %zu-byte key per rank, "
                 "%u ms added per hop, servers join srun %s, medians of %d runs, ms\n%6s",
-                fenceName(fanOut).c_str(), o.setup.ranksPerNode, o.setup.keyBytes,
+                fenceName(v.fanOut).c_str(), o.setup.ranksPerNode, o.setup.keyBytes,
                 uvnet::benchmarkLinkDelayMs(),
-                fanOut > 0 && o.setup.relayPorts != "none" ? "through their tree parent"
-                                                           : "directly",
-                o.repeat, "nodes");
+                v.relayed() ? "through their tree parent" : "directly", o.repeat, "nodes");
     for (const auto &c : kColumns)
         std::printf(" %11s", c.name);
     std::printf("\n");
@@ -225,13 +261,13 @@ void printTable(const Options &o, std::uint32_t fanOut, const Rows &rows) {
         printRow(n, f, &first);
 }
 
-// Each fan-out's figures against the first fan-out's, same N, same run.
-void printComparison(const Options &o, std::map<std::uint32_t, Rows> &byFanOut) {
-    const Rows &base = byFanOut[o.fanOuts.front()];
-    for (std::size_t i = 1; i < o.fanOuts.size(); ++i) {
-        std::printf("ratio %s / %s:\n", fenceName(o.fanOuts[i]).c_str(),
-                    fenceName(o.fanOuts.front()).c_str());
-        for (const auto &[n, f] : byFanOut[o.fanOuts[i]])
+// Each variant's figures against the first's, same N, same run.
+void printComparison(const std::vector<Variant> &variants, std::map<Variant, Rows> &byVariant) {
+    const Rows &base = byVariant[variants.front()];
+    for (std::size_t i = 1; i < variants.size(); ++i) {
+        std::printf("ratio %s / %s:\n", variantName(variants[i]).c_str(),
+                    variantName(variants.front()).c_str());
+        for (const auto &[n, f] : byVariant[variants[i]])
             if (auto b = base.find(n); b != base.end())
                 printRow(n, f, &b->second);
     }
@@ -273,23 +309,25 @@ int main(int argc, char **argv) {
     if (!parseOptions(argc, argv, o))
         return 2;
     raiseDescriptorLimit();
-    // Fan-outs interleaved within each repetition: the machine's drift
+    // Variants interleaved within each repetition: the machine's drift
     // touches them alike. A failed run is told and counted, not averaged.
-    std::map<std::uint32_t, std::map<std::uint32_t, std::vector<StepFigures>>> runs;
+    const std::vector<Variant> variants = variantsOf(o);
+    std::map<Variant, std::map<std::uint32_t, std::vector<StepFigures>>> runs;
     int failed = 0;
     for (auto n : o.nodeCounts) {
         o.setup.nodes = n;
         for (int i = 0; i < o.repeat; ++i)
-            for (auto k : o.fanOuts) {
-                o.setup.fanOut = k;
+            for (const auto &v : variants) {
+                o.setup.fanOut = v.fanOut;
+                o.setup.relayPorts = v.relayPorts;
                 auto f = runStep(o.setup);
                 if (f) {
-                    runs[k][n].push_back(*f);
+                    runs[v][n].push_back(*f);
                     continue;
                 }
                 ++failed;
                 std::fprintf(stderr, "server_scale: N=%u, %s, run %d failed: %s\n", n,
-                             fenceName(k).c_str(), i + 1, f.error().message.c_str());
+                             variantName(v).c_str(), i + 1, f.error().message.c_str());
             }
         std::fprintf(stderr, "server_scale: N=%u done\n", n);
     }
@@ -297,16 +335,16 @@ int main(int argc, char **argv) {
         std::printf("server_scale: %d of %zu runs failed (stderr says why); medians of the "
                     "others\n",
                     failed,
-                    o.nodeCounts.size() * o.fanOuts.size() * static_cast<std::size_t>(o.repeat));
-    std::map<std::uint32_t, Rows> byFanOut;
-    for (auto k : o.fanOuts) {
-        for (auto &[n, list] : runs[k])
-            byFanOut[k][n] = medians(list);
-        if (byFanOut[k].empty())
+                    o.nodeCounts.size() * variants.size() * static_cast<std::size_t>(o.repeat));
+    std::map<Variant, Rows> byVariant;
+    for (const auto &v : variants) {
+        for (auto &[n, list] : runs[v])
+            byVariant[v][n] = medians(list);
+        if (byVariant[v].empty())
             continue;
-        printTable(o, k, byFanOut[k]);
-        printFits(byFanOut[k]);
+        printTable(o, v, byVariant[v]);
+        printFits(byVariant[v]);
     }
-    printComparison(o, byFanOut);
+    printComparison(variants, byVariant);
     return failed > 0 ? 1 : 0;
 }
