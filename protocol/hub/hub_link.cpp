@@ -100,7 +100,10 @@ void HubLink::joinDirectly(const std::string &why) {
     host_.log("could not go through " + linkName() + " (" + why + "); joins srun directly");
     viaRelay_ = false;
     relayTimer_.reset();
-    joinDeadline_ = uv_now(loop_) + static_cast<std::uint64_t>(settings_.joinRetryMs);
+    const int window = rejoining_
+                           ? std::min(settings_.joinRetryMs, static_cast<int>(kRejoinWindowMs))
+                           : settings_.joinRetryMs;
+    joinDeadline_ = uv_now(loop_) + static_cast<std::uint64_t>(window);
     open();
 }
 
@@ -146,6 +149,9 @@ void HubLink::onClosed(const std::string &why) {
         joinDirectly(why);
         return;
     }
+    // Rejoining, srun's rendezvous is known to be up: one that refuses for
+    // long has ended the step (kRejoinWindowMs), no need to wait out the
+    // join's whole window.
     if ((!everJoined_ || rejoining_) && onLost_ && uv_now(loop_) + 250 < joinDeadline_) {
         host_.log("could not join srun's rendezvous (" + why + "); trying again");
         uv_timer_start(
@@ -154,6 +160,11 @@ void HubLink::onClosed(const std::string &why) {
     }
     lost_ = true;
     failAll("lost the connection to srun's rendezvous: " + why);
+    // The servers below go too, told why: rejoining srun without this one
+    // would only find the step ending.
+    if (relay_ && everJoined_)
+        relay_->shutdownAll(wire::encode(
+            wire::ShutdownMsg{1, "their tree parent lost srun's rendezvous (" + why + ")"}));
     if (onLost_)
         onLost_("connection to " + linkName() + " ended: " + why);
 }

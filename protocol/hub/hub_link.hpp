@@ -207,6 +207,7 @@ private:
     bool waitedForWelcome_ = false; // that wait happens once
     static constexpr unsigned kWelcomeWaitOnLeaveMs = 1000;
     static constexpr unsigned kRelayDrainMs = 800;
+    static constexpr unsigned kRejoinWindowMs = 3000;
     uvnet::UvHandlePtr<uv_timer_t> retry_;
     std::uint64_t joinDeadline_ = 0;
     std::vector<std::pair<wire::MessageType, std::string>> queued_;

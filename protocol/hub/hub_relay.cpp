@@ -230,9 +230,16 @@ void HubRelay::stopTakingJoins() {
 }
 
 void HubRelay::shutdownAll(const std::string &payload) {
+    if (shutDown_)
+        return;
+    shutDown_ = true;
     drained_ = [] {};
     stopTakingJoins();
-    for (auto &[node, c] : joined_) {
+    // A link may close at once (and leave joined_) as it is told.
+    std::vector<uvnet::FrameConnection *> children;
+    for (auto &[node, c] : joined_)
+        children.push_back(c);
+    for (auto *c : children) {
         c->send(MessageType::Shutdown, payload);
         c->closeAfterFlush("srun ends the step");
     }

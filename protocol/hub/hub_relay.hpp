@@ -101,6 +101,7 @@ private:
     std::map<uvnet::FrameConnection *, Child> links_;
     std::map<std::uint32_t, uvnet::FrameConnection *> joined_; // by child node
     std::function<void()> drained_;
+    bool shutDown_ = false; // its children were told the step ends
 };
 
 } // namespace stepmap::hub

@@ -78,6 +78,10 @@ void FrameConnection::releaseHeld() {
         held_.clear();
         return;
     }
+    if (held_.empty() && eofAfterHeld_) {
+        close("peer closed the connection");
+        return;
+    }
     if (!held_.empty())
         uv_timer_start(
             holdTimer_.get(),
@@ -178,7 +182,11 @@ void FrameConnection::onRead(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     if (c->closing() || n == 0)
         return;
     if (n < 0) {
-        if (n == UV_EOF)
+        if (n == UV_EOF && !c->held_.empty()) {
+            // A delayed link delivers what came before the close first.
+            c->eofAfterHeld_ = true;
+            uv_read_stop(reinterpret_cast<uv_stream_t *>(&c->tcp_));
+        } else if (n == UV_EOF)
             c->close("peer closed the connection");
         else
             c->fail("read failed", static_cast<int>(n));

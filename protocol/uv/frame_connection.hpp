@@ -121,6 +121,7 @@ private:
     };
     std::deque<Held> held_;
     UvHandlePtr<uv_timer_t> holdTimer_;
+    bool eofAfterHeld_ = false; // the peer closed; what it sent before is still held
 };
 
 } // namespace stepmap::uvnet
