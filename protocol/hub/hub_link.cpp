@@ -100,6 +100,9 @@ void HubLink::joinDirectly(const std::string &why) {
     host_.log("could not go through " + linkName() + " (" + why + "); joins srun directly");
     viaRelay_ = false;
     relayTimer_.reset();
+    // Rejoining, srun's rendezvous was up a moment ago: one that refuses
+    // for kRejoinWindowMs has ended the step; no need to wait out the
+    // join's whole window.
     const int window = rejoining_
                            ? std::min(settings_.joinRetryMs, static_cast<int>(kRejoinWindowMs))
                            : settings_.joinRetryMs;
@@ -149,9 +152,6 @@ void HubLink::onClosed(const std::string &why) {
         joinDirectly(why);
         return;
     }
-    // Rejoining, srun's rendezvous is known to be up: one that refuses for
-    // long has ended the step (kRejoinWindowMs), no need to wait out the
-    // join's whole window.
     if ((!everJoined_ || rejoining_) && onLost_ && uv_now(loop_) + 250 < joinDeadline_) {
         host_.log("could not join srun's rendezvous (" + why + "); trying again");
         uv_timer_start(

@@ -28,11 +28,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <compare>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
-#include <tuple>
 #include <vector>
 
 using namespace stepmap;
@@ -54,20 +54,6 @@ std::string envOr(const char *name) {
     return v ? v : "";
 }
 
-bool parseCounts(const std::string &text, std::vector<std::uint32_t> &out, unsigned long min = 1) {
-    out.clear();
-    std::size_t at = 0;
-    while (at <= text.size()) {
-        std::size_t comma = std::min(text.find(',', at), text.size());
-        unsigned long v = std::strtoul(text.substr(at, comma - at).c_str(), nullptr, 10);
-        if (v < min || v > 4096)
-            return false;
-        out.push_back(static_cast<std::uint32_t>(v));
-        at = comma + 1;
-    }
-    return !out.empty();
-}
-
 bool splitList(const std::string &text, std::vector<std::string> &out) {
     out.clear();
     std::size_t at = 0;
@@ -79,6 +65,20 @@ bool splitList(const std::string &text, std::vector<std::string> &out) {
         at = comma + 1;
     }
     return !out.empty();
+}
+
+bool parseCounts(const std::string &text, std::vector<std::uint32_t> &out, unsigned long min = 1) {
+    std::vector<std::string> items;
+    if (!splitList(text, items))
+        return false;
+    out.clear();
+    for (const auto &item : items) {
+        unsigned long v = std::strtoul(item.c_str(), nullptr, 10);
+        if (v < min || v > 4096)
+            return false;
+        out.push_back(static_cast<std::uint32_t>(v));
+    }
+    return true;
 }
 
 // As root, servers and clients run as o.user (the server refuses root).
@@ -211,9 +211,7 @@ struct Variant {
     std::uint32_t fanOut;
     std::string relayPorts;
     bool relayed() const { return fanOut > 0 && relayPorts != "none"; }
-    bool operator<(const Variant &o) const {
-        return std::tie(fanOut, relayPorts) < std::tie(o.fanOut, o.relayPorts);
-    }
+    auto operator<=>(const Variant &) const = default;
 };
 
 std::vector<Variant> variantsOf(const Options &o) {

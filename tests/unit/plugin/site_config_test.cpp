@@ -69,6 +69,10 @@ TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
              {"fence_fanout=1025", "plugstack.conf argument fence_fanout='1025' must be a number "
                                    "of children per node server from 0 (every fence through "
                                    "srun) to 1024, e.g. fence_fanout=16"},
+             {"relay_ports=80-90", "plugstack.conf argument relay_ports='80-90' must be a range "
+                                   "of TCP ports BASE-END within 1024-65535 that every node "
+                                   "leaves free, e.g. relay_ports=26000-26999, or none (every "
+                                   "node server joins srun directly)"},
              {"fence_fanout=-1", "plugstack.conf argument fence_fanout='-1' must be a number "
                                  "of children per node server from 0 (every fence through "
                                  "srun) to 1024, e.g. fence_fanout=16"},
