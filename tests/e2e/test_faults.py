@@ -25,16 +25,26 @@ class FaultTest(unittest.TestCase):
         subprocess.run(["scancel", "-u", cluster.TEST_USER],
                        env=dict(os.environ, **cluster.start_cluster()))
         self.assertEqual(leftovers(wait=15), [], "a step left processes or files behind")
+        # A killed step's job may still be completing: the next test's srun
+        # would wait for its nodes and miss its own deadline.
+        self.assertTrue(wait_for(lambda: not cluster.slurm_jobs(), 60),
+                        f"jobs left in squeue: {cluster.slurm_jobs()}")
 
     def start_background_step(self, *args):
         env = dict(cluster.start_cluster())
         env.update(cluster.OMPI_ENV)
         cmd = ["runuser", "-u", cluster.TEST_USER, "--", "env"]
         cmd += [f"{k}={v}" for k, v in env.items()] + ["srun"] + list(args)
+        cluster.wait_while_nodes_complete(env)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, cwd="/tmp")
-        self.assertTrue(wait_for(lambda: len(user_processes("stepmap-stepd")) == 4),
-                        "the step's four servers did not start")
+        if not wait_for(lambda: len(user_processes("stepmap-stepd")) == 4, 30):
+            servers = user_processes("stepmap-stepd")
+            jobs = cluster.slurm_jobs()
+            proc.kill()
+            out, err = proc.communicate()
+            self.fail(f"the step's four servers did not start (servers: {servers}, "
+                      f"jobs: {jobs}, srun exit {proc.returncode}, stderr: {err!r})")
         # And joined srun's rendezvous (a server lost before that is caught
         # by the hub's deadline instead, 30 s later).
         self.assertTrue(wait_for(lambda: self.joined() == 4), "the servers did not join srun")
@@ -111,7 +121,7 @@ class FaultTest(unittest.TestCase):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass  # a short-lived srun process (the allocation's watcher) already gone
-        proc.wait(timeout=10)
+        proc.communicate(timeout=10)
         # Without their rendezvous the servers leave on their own.
         self.assertTrue(wait_for(lambda: not user_processes("stepmap-stepd")),
                         "servers outlived srun")
