@@ -380,6 +380,8 @@ bool HubLink::startTree(std::uint32_t fanOut) {
         return false;
     }
     host_.log("taking its fence tree children on port " + std::to_string(*port));
+    if (relay_)
+        relay_->welcomed(fanOut, static_cast<std::uint32_t>(*port));
     conn_->send(MessageType::TreeListen,
                 wire::encode(wire::TreeListenMsg{static_cast<std::uint32_t>(*port)}));
     return true;

@@ -30,13 +30,17 @@ std::string nodeText(std::uint32_t node) {
     return "node index " + std::to_string(node);
 }
 
-std::string peerAddress(uvnet::FrameConnection &c) {
+// Numeric, the child's end of its link (peer) or this node's (where the
+// child reached it: its tree port is on the same address).
+std::string linkAddress(uvnet::FrameConnection &c, bool peer) {
     sockaddr_storage addr{};
     int len = sizeof addr;
     char text[NI_MAXHOST] = {};
-    if (uv_tcp_getpeername(c.tcp(), reinterpret_cast<sockaddr *>(&addr), &len) != 0 ||
-        getnameinfo(reinterpret_cast<sockaddr *>(&addr), static_cast<socklen_t>(len), text,
-                    sizeof text, nullptr, 0, NI_NUMERICHOST) != 0)
+    auto *sa = reinterpret_cast<sockaddr *>(&addr);
+    const int rc =
+        peer ? uv_tcp_getpeername(c.tcp(), sa, &len) : uv_tcp_getsockname(c.tcp(), sa, &len);
+    if (rc != 0 || getnameinfo(sa, static_cast<socklen_t>(len), text, sizeof text, nullptr, 0,
+                               NI_NUMERICHOST) != 0)
         return "?";
     return text;
 }
@@ -105,7 +109,7 @@ void HubRelay::admit(uv_stream_t *server) {
     if (!c || c->closing() || drained_ || !gate_->admit(*c))
         return; // c goes: closed quietly
     auto *raw = c.get();
-    links_.emplace(raw, Child{std::move(c), false, false, 0});
+    links_.emplace(raw, Child{std::move(c), false, false, 0, false});
 }
 
 void HubRelay::join(Child &child) {
@@ -122,10 +126,71 @@ void HubRelay::join(Child &child) {
     child.joined = true;
     child.node = node;
     joined_[node] = &c;
-    // srun answers with the Welcome, as if the child had reached it.
-    settings_.sendUp(MessageType::Relay,
-                     wire::encode(wire::RelayMsg{
-                         node, static_cast<std::uint32_t>(MessageType::Hello), peerAddress(c)}));
+    joinsToSend_.push_back({node, linkAddress(c, true)});
+    if (welcome_)
+        answer(child);
+    noteJoins();
+}
+
+void HubRelay::answer(Child &child) {
+    if (child.answered || !welcome_)
+        return;
+    child.answered = true;
+    auto &c = *child.conn;
+    if (!sendToChild(c, MessageType::Welcome, wire::encode(wire::WelcomeMsg{welcome_->first})))
+        return;
+    sendToChild(c, MessageType::TreeParent,
+                wire::encode(wire::TreeParentMsg{settings_.nodeIndex, linkAddress(c, false),
+                                                 welcome_->second}));
+}
+
+void HubRelay::welcomed(std::uint32_t fanOut, std::uint32_t treePort) {
+    welcome_ = {fanOut, treePort};
+    std::vector<uvnet::FrameConnection *> waiting;
+    for (auto &[node, c] : joined_)
+        waiting.push_back(c);
+    // Answering may cut a link (it reads nothing): look each up again.
+    for (auto *c : waiting)
+        if (auto it = links_.find(c); it != links_.end() && !c->closing())
+            answer(it->second);
+}
+
+bool HubRelay::takeJoinsBelow(Child &child, const std::string &payload) {
+    auto m = wire::decodeJoinedBelow(payload);
+    if (!m)
+        return false;
+    for (auto &joined : m->nodes) {
+        if (joined.node == child.node || !settings_.shape.inSubtree(child.node, joined.node))
+            return false;
+        joinsToSend_.push_back(std::move(joined));
+    }
+    noteJoins();
+    return true;
+}
+
+void HubRelay::noteJoins() {
+    const std::uint32_t below = settings_.shape.subtreeSize(settings_.nodeIndex) - 1;
+    if (joinsSent_ + joinsToSend_.size() >= below) {
+        sendJoins();
+        return;
+    }
+    if (joinBatch_ || joinsToSend_.empty())
+        return;
+    joinBatch_ = uvnet::makeTimer(loop_);
+    joinBatch_->data = this;
+    uv_timer_start(
+        joinBatch_.get(), [](uv_timer_t *t) { static_cast<HubRelay *>(t->data)->sendJoins(); },
+        kJoinBatchMs, 0);
+}
+
+void HubRelay::sendJoins() {
+    joinBatch_.reset();
+    if (joinsToSend_.empty())
+        return;
+    joinsSent_ += static_cast<std::uint32_t>(joinsToSend_.size());
+    wire::JoinedBelowMsg m{std::move(joinsToSend_)};
+    joinsToSend_.clear();
+    settings_.sendUp(MessageType::JoinedBelow, wire::encode(m));
 }
 
 void HubRelay::onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames) {
@@ -140,6 +205,15 @@ void HubRelay::onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &fra
         }
         if (child.leaving)
             return;
+        if (f.type == MessageType::JoinedBelow) {
+            if (!takeJoinsBelow(child, f.payload)) {
+                c.close("relayed joins from outside " + nodeText(child.node) + "'s subtree");
+                return;
+            }
+            continue;
+        }
+        // srun hears of a node's join before anything it says.
+        sendJoins();
         if (f.type == MessageType::Relay) {
             // From deeper in the child's subtree: on unchanged.
             auto m = wire::decodeRelay(f.payload);
@@ -173,7 +247,7 @@ void HubRelay::onClosed(uvnet::FrameConnection &c, const std::string &why) {
         return;
     if (gate_)
         gate_->leave(c);
-    const Child child{nullptr, it->second.joined, it->second.leaving, it->second.node};
+    const Child child{nullptr, it->second.joined, it->second.leaving, it->second.node, false};
     auto owned = std::move(it->second.conn);
     links_.erase(it);
     if (child.joined) {
@@ -181,9 +255,11 @@ void HubRelay::onClosed(uvnet::FrameConnection &c, const std::string &why) {
         // A child that said goodbye goes quietly; any other is lost to the
         // step, and srun says which and why (it may rejoin srun directly
         // when it is alive: srun then knows it again).
-        if (!child.leaving && !drained_)
+        if (!child.leaving && !drained_) {
+            sendJoins();
             settings_.sendUp(MessageType::RelayClosed,
                              wire::encode(wire::NoticeMsg{child.node, why}));
+        }
     }
     finishDrainIfDone();
 }
@@ -221,6 +297,7 @@ bool HubRelay::down(wire::RelayMsg m) {
 void HubRelay::stopTakingJoins() {
     listener_.reset();
     sweep_.reset();
+    joinBatch_.reset();
     std::vector<uvnet::FrameConnection *> waiting;
     for (auto &[c, child] : links_)
         if (!child.joined)
@@ -246,6 +323,7 @@ void HubRelay::shutdownAll(const std::string &payload) {
 }
 
 void HubRelay::drain(unsigned atMostMs, std::function<void()> done) {
+    sendJoins(); // srun knows them, and hears them leave
     drained_ = std::move(done);
     stopTakingJoins();
     if (joined_.empty()) {

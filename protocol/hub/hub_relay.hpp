@@ -4,10 +4,15 @@
 // srun takes the root and its fan-out children only, however many nodes the
 // step has (TreeShape::joinsThroughParent). The relay listens on a port
 // every node derives alone (relayPort), before its own server has joined;
-// children prove the step secret to it as they would to srun, and from then
-// on it carries their frames up (RelayMsg, with the child's node) and srun's
-// frames for them down, untouched: a child sees the same link it would have
-// to srun. Frames of nodes deeper in a child's subtree pass the same way.
+// children prove the step secret to it as they would to srun. The relay
+// answers a child's join itself, as srun would (Welcome, and TreeParent: it
+// is the child's tree parent), and tells srun of its subtree's joins
+// together (JoinedBelow, one frame once the whole subtree is in, or after
+// kJoinBatchMs), so that srun reads a frame per fan-out child, not per
+// server. From then on it carries the children's frames up (RelayMsg, with
+// the child's node) and srun's frames for them down, untouched: a child sees
+// the same link it would have to srun. Frames of nodes deeper in a child's
+// subtree pass the same way; a frame up first sends the joins it may follow.
 //
 // A child that cannot reach its parent's relay joins srun directly (its
 // HubLink falls back), and so does one whose parent leaves before it: the
@@ -29,7 +34,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace stepmap::hub {
 
@@ -64,6 +72,10 @@ public:
     // Takes children on port of every local address; why not (the port is
     // taken: the children then join srun directly).
     Expected<void> listen(int port);
+    // This node's own server joined srun: srun's fan-out, and the port its
+    // fence tree children connect to. Children that joined before are
+    // answered now.
+    void welcomed(std::uint32_t fanOut, std::uint32_t treePort);
     // A frame srun sent for a node below this one; false if it is for no
     // node below (the caller's link is then broken).
     bool down(wire::RelayMsg m);
@@ -80,12 +92,22 @@ private:
         bool joined = false;
         bool leaving = false; // said goodbye
         std::uint32_t node = 0;
+        bool answered = false; // welcomed on srun's behalf
     };
+    static constexpr unsigned kJoinBatchMs = 20;
 
     void admit(uv_stream_t *server);
     void onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);
     void onClosed(uvnet::FrameConnection &c, const std::string &why);
     void join(Child &child);
+    // Welcome and TreeParent, as srun would send them.
+    void answer(Child &child);
+    // The joins of child's subtree, which it gathered.
+    bool takeJoinsBelow(Child &child, const std::string &payload);
+    // Tells srun of the joins gathered so far (at once once every node
+    // below this one is in; otherwise after kJoinBatchMs).
+    void noteJoins();
+    void sendJoins();
     // Hands frame on to child's link; false if the link was cut.
     bool sendToChild(uvnet::FrameConnection &c, wire::MessageType type, const std::string &payload);
     void finishDrainIfDone();
@@ -97,6 +119,10 @@ private:
     uvnet::UvHandlePtr<uv_tcp_t> listener_;
     uvnet::UvHandlePtr<uv_timer_t> sweep_;
     uvnet::UvHandlePtr<uv_timer_t> drainTimer_;
+    uvnet::UvHandlePtr<uv_timer_t> joinBatch_;
+    std::vector<wire::JoinedNode> joinsToSend_;
+    std::uint32_t joinsSent_ = 0;
+    std::optional<std::pair<std::uint32_t, std::uint32_t>> welcome_; // fan-out, tree port
     std::unique_ptr<HandshakeGate> gate_;
     std::map<uvnet::FrameConnection *, Child> links_;
     std::map<std::uint32_t, uvnet::FrameConnection *> joined_; // by child node

@@ -167,7 +167,9 @@ bool RendezvousHub::State::admitServer(std::uint32_t node, uvnet::FrameConnectio
     orphans.erase(node);
     addresses[node] = seenAt;
     everConnected.insert(node);
-    sendTo(node, MessageType::Welcome, wire::encode(wire::WelcomeMsg{guest ? 0 : fanOut}));
+    // One that joined through its tree parent was welcomed there.
+    if (direct)
+        sendTo(node, MessageType::Welcome, wire::encode(wire::WelcomeMsg{guest ? 0 : fanOut}));
     if (rejoin)
         return true;
     if (auto w = waitingForServer.find(node); w != waitingForServer.end()) {
@@ -196,12 +198,6 @@ void RendezvousHub::State::onRelay(std::uint32_t from, uvnet::FrameConnection &c
         return;
     }
     const auto type = static_cast<MessageType>(m->type);
-    if (type == MessageType::Hello) {
-        if (!admitServer(m->node, c, m->payload, false))
-            c.close("unexpected or duplicate server for node " + std::to_string(m->node) +
-                    " (through node " + std::to_string(from) + ")");
-        return;
-    }
     auto route = servers.find(m->node);
     if (route == servers.end() && orphans.erase(m->node)) {
         // Its relay's own link went (that server left first) and its
@@ -220,6 +216,33 @@ void RendezvousHub::State::onRelay(std::uint32_t from, uvnet::FrameConnection &c
         route->second = &c;
     wire::Frame inner{type, std::move(m->payload)};
     handle(m->node, c, inner);
+}
+
+void RendezvousHub::State::onJoinedBelow(std::uint32_t from, uvnet::FrameConnection &c,
+                                         const wire::Frame &f) {
+    auto m = wire::decodeJoinedBelow(f.payload);
+    const TreeShape shape(static_cast<std::uint32_t>(serverNodes.size()), std::max(fanOut, 1u));
+    // From a relay on its own link (relays below it merge theirs into its).
+    auto peer = peers.find(&c);
+    if (!m || fanOut == 0 || stepOf(from) != 0 || peer == peers.end() ||
+        peer->second.node != from) {
+        c.close("malformed relayed joins");
+        return;
+    }
+    ++relayedJoinFrames;
+    for (const auto &joined : m->nodes) {
+        if (joined.node == from || !shape.inSubtree(from, joined.node) ||
+            !shape.joinsThroughParent(joined.node)) {
+            c.close("relayed join of node " + std::to_string(joined.node) + ", outside node " +
+                    std::to_string(from) + "'s subtree");
+            return;
+        }
+        if (!admitServer(joined.node, c, joined.address, false)) {
+            c.close("unexpected or duplicate server for node " + std::to_string(joined.node) +
+                    " (through node " + std::to_string(from) + ")");
+            return;
+        }
+    }
 }
 
 void RendezvousHub::State::onRelayClosed(std::uint32_t from, uvnet::FrameConnection &c,
@@ -363,6 +386,9 @@ void RendezvousHub::State::handle(std::uint32_t node, uvnet::FrameConnection &c,
     case MessageType::RelayClosed:
         onRelayClosed(node, c, f);
         return;
+    case MessageType::JoinedBelow:
+        onJoinedBelow(node, c, f);
+        return;
     default:
         c.close("unexpected message type " + std::to_string(static_cast<int>(f.type)));
         return;
@@ -464,7 +490,11 @@ void RendezvousHub::State::sendTreeParent(std::uint32_t child) {
     const std::uint32_t parent =
         TreeShape(static_cast<std::uint32_t>(serverNodes.size()), fanOut).parentOf(child);
     auto where = treeListeners.find(parent);
-    if (where == treeListeners.end() || !servers.count(child))
+    auto route = servers.find(child);
+    if (where == treeListeners.end() || route == servers.end())
+        return;
+    // One that joined through its tree parent was told there.
+    if (auto peer = peers.find(route->second); peer == peers.end() || peer->second.node != child)
         return;
     sendTo(child, MessageType::TreeParent,
            wire::encode(wire::TreeParentMsg{parent, where->second.first, where->second.second}));
@@ -1020,6 +1050,10 @@ std::uint32_t RendezvousHub::treeFanOut() const {
 
 std::uint64_t RendezvousHub::directJoins() const {
     return state_->directJoins.load();
+}
+
+std::uint64_t RendezvousHub::relayedJoinFrames() const {
+    return state_->relayedJoinFrames.load();
 }
 
 std::uint64_t RendezvousHub::modexRouted() const {

@@ -140,6 +140,9 @@ public:
     // tree parent (hub/hub_relay.hpp): the root and its fan-out children,
     // and those that could not go through their parent.
     std::uint64_t directJoins() const;
+    // Frames that told srun of servers joined through relays (at most one
+    // per relaying child of the root's children once a subtree is in).
+    std::uint64_t relayedJoinFrames() const;
     // The fence tree's fan-out the servers are welcomed with; 0: no tree.
     std::uint32_t treeFanOut() const;
     // srun could not start spawned step `index` (why, for the rank that

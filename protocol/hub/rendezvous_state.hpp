@@ -52,6 +52,7 @@ struct RendezvousHub::State {
     // Direct-modex requests the hub routed (RendezvousHub::modexRouted).
     std::atomic<std::uint64_t> modexRouted{0};
     std::atomic<std::uint64_t> directJoins{0}; // RendezvousHub::directJoins
+    std::atomic<std::uint64_t> relayedJoinFrames{0};
     std::atomic<double> finalCpuMs{0};         // once the thread ended
 
     enum class PeerState {
@@ -139,6 +140,7 @@ struct RendezvousHub::State {
     bool admitServer(std::uint32_t node, uvnet::FrameConnection &c, const std::string &seenAt,
                      bool direct);
     void onRelay(std::uint32_t from, uvnet::FrameConnection &c, wire::Frame &f);
+    void onJoinedBelow(std::uint32_t from, uvnet::FrameConnection &c, const wire::Frame &f);
     void onRelayClosed(std::uint32_t from, uvnet::FrameConnection &c, const wire::Frame &f);
     // The servers reached through relay's link c are no longer (they may
     // join again directly); how many.

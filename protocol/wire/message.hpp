@@ -63,6 +63,10 @@ enum class MessageType : std::uint8_t {
     // rank = the child's node index, text = what the connection said).
     Relay = 33,
     RelayClosed = 34,
+    // relay -> hub: servers below the relaying server joined it (it
+    // answered their Welcome and TreeParent itself), one frame for as many
+    // of its subtree as came together (JoinedBelowMsg).
+    JoinedBelow = 35,
 };
 
 constexpr std::size_t kNonceSize = 16;

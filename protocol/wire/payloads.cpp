@@ -222,6 +222,36 @@ std::optional<RelayMsg> decodeRelay(const std::string &s) {
     return ok ? std::optional(std::move(m)) : std::nullopt;
 }
 
+std::string encode(const JoinedBelowMsg &m) {
+    ByteWriter w;
+    w.u32(static_cast<std::uint32_t>(m.nodes.size()));
+    for (const auto &n : m.nodes) {
+        w.u32(n.node);
+        w.blob(n.address);
+    }
+    return text(w);
+}
+
+std::optional<JoinedBelowMsg> decodeJoinedBelow(const std::string &s) {
+    auto r = reader(s);
+    auto count = r.u32();
+    // Each entry takes 8 bytes at least: a count beyond that is a lie.
+    if (!count || *count == 0 || *count > kMaxNodes || *count > s.size() / 8)
+        return std::nullopt;
+    JoinedBelowMsg m;
+    m.nodes.reserve(*count);
+    for (std::uint32_t i = 0; i < *count; ++i) {
+        auto node = r.u32();
+        auto address = r.blob(kMaxHost);
+        if (!node || *node >= kMaxNodes || !address)
+            return std::nullopt;
+        m.nodes.push_back({*node, std::move(*address)});
+    }
+    if (!r.atEnd())
+        return std::nullopt;
+    return m;
+}
+
 void appendRecord(std::string &records, const FenceRecord &record) {
     records += encodeFields(record.node, record.data);
 }

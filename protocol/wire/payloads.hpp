@@ -114,6 +114,16 @@ struct RelayMsg {
     std::string payload;
 };
 
+// Servers that joined srun through the relays below the sender (in
+// arrival order), each with its address as its parent saw it.
+struct JoinedNode {
+    std::uint32_t node = 0;
+    std::string address;
+};
+struct JoinedBelowMsg {
+    std::vector<JoinedNode> nodes;
+};
+
 std::string encode(const WelcomeMsg &);
 std::string encode(const TreeListenMsg &);
 std::string encode(const TreeParentMsg &);
@@ -131,6 +141,8 @@ std::optional<TreeDownMsg> decodeTreeDown(const std::string &);
 std::optional<TreeRelayMsg> decodeTreeRelay(const std::string &);
 std::string encode(const RelayMsg &);
 std::optional<RelayMsg> decodeRelay(const std::string &);
+std::string encode(const JoinedBelowMsg &);
+std::optional<JoinedBelowMsg> decodeJoinedBelow(const std::string &);
 // Exactly count records, each of a node below nodeCount; nullopt otherwise.
 std::optional<std::vector<FenceRecord>> decodeRecords(const std::string &records,
                                                       std::uint32_t count, std::uint32_t nodeCount);

@@ -98,6 +98,8 @@ const Check kChecks[] = {
     [](const std::string &p) { roundTrip(wire::decodeNameReply(p), p); },
     [](const std::string &p) { roundTrip(wire::decodeNotice(p), p); },
     [](const std::string &p) { roundTrip(wire::decodeFenceProbe(p), p); },
+    [](const std::string &p) { roundTrip(wire::decodeRelay(p), p); },
+    [](const std::string &p) { roundTrip(wire::decodeJoinedBelow(p), p); },
 };
 
 } // namespace

@@ -1162,6 +1162,10 @@ TEST_F(RelayTest, SrunTakesTheRootAndItsChildrenTheRestJoinThroughTheirParent) {
     EXPECT_EQ(hub_->directJoins(), 3u);
     for (std::uint32_t n = 3; n < 10; ++n)
         EXPECT_TRUE(joinedThroughParent(n)) << "node " << n;
+    // The relays told srun of the seven joins below them together: a
+    // frame per subtree that came in at once, not one per server.
+    EXPECT_GE(hub_->relayedJoinFrames(), 2u);
+    EXPECT_LT(hub_->relayedJoinFrames(), 7u);
     EXPECT_FALSE(joinedThroughParent(1));
     // What goes through srun still does, both ways, from any depth: a fence
     // of a few nodes, a direct modex srun routes, an abort.

@@ -163,3 +163,21 @@ TEST(RelayCodec, CarriesAnyFrameButARelayOrTheChallenge) {
     EXPECT_FALSE(wire::decodeRelay(wire::encode(m)));
     EXPECT_FALSE(wire::decodeRelay(std::string("\x01\x02", 2)));
 }
+
+TEST(RelayCodec, JoinsBelowAreCountedAndBounded) {
+    wire::JoinedBelowMsg m{{{5, "198.18.0.5"}, {11, "198.18.0.11"}}};
+    auto back = wire::decodeJoinedBelow(wire::encode(m));
+    ASSERT_TRUE(back);
+    ASSERT_EQ(back->nodes.size(), 2u);
+    EXPECT_EQ(back->nodes[1].node, 11u);
+    EXPECT_EQ(back->nodes[1].address, "198.18.0.11");
+    // None, a count the bytes cannot hold, a cut entry, a host beyond reason.
+    EXPECT_FALSE(wire::decodeJoinedBelow(wire::encode(wire::JoinedBelowMsg{})));
+    std::string lie = wire::encode(m);
+    lie[0] = '\x7f';
+    EXPECT_FALSE(wire::decodeJoinedBelow(lie));
+    EXPECT_FALSE(wire::decodeJoinedBelow(wire::encode(m).substr(0, 12)));
+    EXPECT_FALSE(
+        wire::decodeJoinedBelow(wire::encode(wire::JoinedBelowMsg{{{5, std::string(300, 'h')}}})));
+    EXPECT_FALSE(wire::decodeJoinedBelow(wire::encode(wire::JoinedBelowMsg{{{1u << 20, "h"}}})));
+}
