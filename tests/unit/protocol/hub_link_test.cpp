@@ -96,6 +96,10 @@ public:
             std::lock_guard lock(mutex_);
             hubSaw_.push_back("failure " + why);
         };
+        events.onJoined = [this](std::uint32_t node) {
+            std::lock_guard lock(mutex_);
+            joined_.insert(node);
+        };
         events.onNotice = [this](std::uint32_t rank, const std::string &text) {
             std::lock_guard lock(mutex_);
             hubSaw_.push_back("notice " + std::to_string(rank) + " " + text);
@@ -174,6 +178,10 @@ public:
         std::lock_guard lock(mutex_);
         return hubSaw_;
     }
+    std::set<std::uint32_t> joinedHub() {
+        std::lock_guard lock(mutex_);
+        return joined_;
+    }
 
     int fenceTimeoutSec_ = 0;
     std::vector<std::string> nodeNames_;
@@ -183,6 +191,7 @@ public:
     std::vector<std::uint32_t> nodeOfRank_;
     std::uint32_t nodeCount_ = 1;
     std::unique_ptr<hub::RendezvousHub> hub_;
+    std::set<std::uint32_t> joined_; // the hub's onJoined
     std::vector<std::unique_ptr<hub::HubLink>> links_;
     std::map<std::uint32_t, std::string> lost_;
     std::mutex mutex_;
@@ -1296,4 +1305,37 @@ TEST_F(RelayTest, AStrangerOnTheRelayPortCannotJoinAsAChild) {
     EXPECT_EQ(f[3].data, "0123");
     for (auto &line : hubSaw())
         EXPECT_EQ(line.rfind("failure", 0), std::string::npos) << line;
+}
+
+// srun takes relayed joins only from a server's own link, and only of its
+// own subtree: a server cannot join others in its place.
+TEST_F(RelayTest, SrunTakesRelayedJoinsOnlyOfTheSendersSubtree) {
+    startRelayedStep(10, 2); // 0; 1 2; 3 4 | 5 6; ...
+    struct Raw {
+        std::string closed;
+        bool welcomed = false;
+        uvnet::FrameConnection::Ptr conn;
+    } raw;
+    uvnet::FrameConnection::Callbacks cb;
+    cb.onFrames = [&raw](uvnet::FrameConnection &c, std::vector<wire::Frame> &frames) {
+        for (auto &f : frames)
+            if (f.type == wire::MessageType::Challenge)
+                c.send(c.channel().makeHello(1));
+            else if (f.type == wire::MessageType::Welcome)
+                raw.welcomed = true;
+    };
+    cb.onClosed = [&raw](uvnet::FrameConnection &, const std::string &why) { raw.closed = why; };
+    raw.conn = uvnet::FrameConnection::connect(&loop_, "127.0.0.1", hub_->port(), secret_, cb);
+    ASSERT_TRUE(runUntil([&] { return raw.welcomed; }));
+    raw.conn->send(wire::MessageType::JoinedBelow,
+                   wire::encode(wire::JoinedBelowMsg{{{3, "127.0.0.1"}, {7, "127.0.0.1"}}}));
+    ASSERT_TRUE(runUntil([&] { return joinedHub().count(7) > 0; }));
+    EXPECT_EQ(joinedHub(), (std::set<std::uint32_t>{1, 3, 7}));
+    EXPECT_EQ(raw.closed, "");
+    // Node 2 is its sibling, not below it: the link ends, node 2 not in.
+    raw.conn->send(wire::MessageType::JoinedBelow,
+                   wire::encode(wire::JoinedBelowMsg{{{2, "127.0.0.1"}}}));
+    ASSERT_TRUE(runUntil([&] { return !raw.closed.empty(); }));
+    EXPECT_EQ(joinedHub().count(2), 0u);
+    raw.conn.reset();
 }
