@@ -6,6 +6,8 @@
 
 #include <pmix.h>
 
+#include <cstdlib>
+
 namespace stepmap::server {
 
 namespace {
@@ -29,6 +31,15 @@ hub::HubLink::Settings linkSettings(const StepConfig &c, timeline::Recorder mark
         const hub::TreeShape shape(s.nodeCount, c.relayFanOut);
         s.relayFanOut = c.relayFanOut;
         s.relayListenPort = portOf(c.nodeIndex);
+        // The scale benchmark starts srun's hub only once every server is
+        // up, to see it admit them arriving together as on a cluster (its
+        // few cores start them one by one): children wait that long for
+        // their parent's welcome.
+        if (const char *v = std::getenv("STEPMAP_BENCH_RELAY_WAIT_MS")) {
+            const unsigned long ms = std::strtoul(v, nullptr, 10);
+            if (ms >= 1 && ms <= 600000)
+                s.relayWaitMs = static_cast<int>(ms);
+        }
         if (shape.joinsThroughParent(c.nodeIndex)) {
             const std::uint32_t parent = shape.parentOf(c.nodeIndex);
             s.relayHost = c.relayHost.empty() ? c.plan.nodes[parent].name : c.relayHost;

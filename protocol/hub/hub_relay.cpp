@@ -146,6 +146,7 @@ void HubRelay::answer(Child &child) {
 
 void HubRelay::welcomed(std::uint32_t fanOut, std::uint32_t treePort) {
     welcome_ = {fanOut, treePort};
+    sendJoins();
     std::vector<uvnet::FrameConnection *> waiting;
     for (auto &[node, c] : joined_)
         waiting.push_back(c);
@@ -169,6 +170,9 @@ bool HubRelay::takeJoinsBelow(Child &child, const std::string &payload) {
 }
 
 void HubRelay::noteJoins() {
+    // Until this node is in, they wait with it (and go in one frame then).
+    if (!welcome_)
+        return;
     const std::uint32_t below = settings_.shape.subtreeSize(settings_.nodeIndex) - 1;
     if (joinsSent_ + joinsToSend_.size() >= below) {
         sendJoins();

@@ -94,7 +94,7 @@ private:
         std::uint32_t node = 0;
         bool answered = false; // welcomed on srun's behalf
     };
-    static constexpr unsigned kJoinBatchMs = 20;
+    static constexpr unsigned kJoinBatchMs = 100;
 
     void admit(uv_stream_t *server);
     void onFrames(uvnet::FrameConnection &c, std::vector<wire::Frame> &frames);

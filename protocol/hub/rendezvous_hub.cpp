@@ -1015,6 +1015,8 @@ Expected<std::unique_ptr<RendezvousHub>> RendezvousHub::start(std::vector<std::u
         // A server that went away fails the write to it with EPIPE: the
         // signal libuv's write(2) raises stays blocked in this thread (srun's
         // own disposition is srun's).
+        // Named, so that top -H and perf tell it from srun's own threads.
+        pthread_setname_np(pthread_self(), "stepmap-hub");
         sigset_t pipe;
         sigemptyset(&pipe);
         sigaddset(&pipe, SIGPIPE);

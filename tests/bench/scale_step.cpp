@@ -8,7 +8,9 @@
 #include "protocol/ready/ready_socket.hpp"
 #include "protocol/wire/secret.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -289,6 +291,19 @@ Expected<void> runClients(const ScaleSetup &s, const StepTree &tree, const Envir
     return {};
 }
 
+// A loopback port nobody listens on now (the kernel's pick, let go).
+int freeLoopbackPort() {
+    os::UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (!fd || bind(fd.get(), reinterpret_cast<sockaddr *>(&a), len) != 0 ||
+        getsockname(fd.get(), reinterpret_cast<sockaddr *>(&a), &len) != 0)
+        return -1;
+    return ntohs(a.sin_port);
+}
+
 // The hub's view of the plan: the node of each rank.
 std::vector<std::uint32_t> nodeOfRanks(const LaunchPlan &plan) {
     std::vector<std::uint32_t> out(plan.ranks.size());
@@ -309,28 +324,54 @@ Expected<StepFigures> runStepIn(const ScaleSetup &s, const StepTree &tree) {
     // Hundreds of servers starting at once on a few cores may take seconds
     // between connecting and saying hello; on a cluster each has its own.
     settings.handshakeDeadlineMs = s.timeoutSec * 1000;
-    auto listening = hub::RendezvousHub::start(
-        nodeOfRanks(plan), s.nodes, *wire::decodeSecretHex(secretHex), watch.events(), settings);
-    if (!listening)
-        return listening.error();
-    auto hub = std::move(listening).value();
+    const auto startHub = [&] {
+        return hub::RendezvousHub::start(nodeOfRanks(plan), s.nodes,
+                                         *wire::decodeSecretHex(secretHex), watch.events(),
+                                         settings);
+    };
+    std::vector<std::string> env = {"STEPMAP_PLAN=" + encodePlan(plan),
+                                    "STEPMAP_SECRET=" + secretHex};
+    std::unique_ptr<hub::RendezvousHub> hub;
+    std::string hubAddress;
+    if (s.joinTogether) {
+        // Servers try srun's port until it answers (every 250 ms, 30 s at
+        // most); children wait for their parent's welcome as long.
+        const int port = freeLoopbackPort();
+        if (port <= 0)
+            return UserError{"no free port for srun's hub"};
+        settings.portMin = settings.portMax = static_cast<std::uint16_t>(port);
+        hubAddress = "127.0.0.1:" + std::to_string(port);
+        env.push_back("STEPMAP_BENCH_RELAY_WAIT_MS=" + std::to_string(s.timeoutSec * 1000));
+    } else {
+        auto listening = startHub();
+        if (!listening)
+            return listening.error();
+        hub = std::move(listening).value();
+        hubAddress = hub->address();
+    }
 
     StepFigures f;
     ServerSet servers;
-    const auto started = Clock::now();
-    auto spawned =
-        spawnServers(s, tree, hub->address(),
-                     {"STEPMAP_PLAN=" + encodePlan(plan), "STEPMAP_SECRET=" + secretHex}, servers);
+    auto started = Clock::now();
+    auto spawned = spawnServers(s, tree, hubAddress, env, servers);
     if (!spawned)
         return spawned.error();
     auto envs = readReports(s, tree, plan, servers);
     if (!envs)
         return envs.error();
+    if (s.joinTogether) {
+        auto listening = startHub();
+        if (!listening)
+            return listening.error();
+        hub = std::move(listening).value();
+        started = Clock::now();
+    }
     const auto deadline = Clock::now() + std::chrono::seconds(s.timeoutSec);
     if (auto why = watch.waitJoined(s.nodes, deadline); !why.empty())
         return UserError{why};
     f.start = msSince(started);
     f.hubStartCpu = hub->cpuMs();
+    f.hubJoins = static_cast<double>(hub->directJoins() + hub->relayedJoinFrames());
 
     const double hubCpuBefore = hub->cpuMs();
     const auto routedBefore = hub->modexRouted();

@@ -30,13 +30,17 @@ struct ScaleSetup {
     // tree's second level join srun through their parent; "none": directly.
     std::string relayPorts = "26000-26999";
     int timeoutSec = 120; // per phase
+    // srun's hub starts once every server is up, so that they join it
+    // together as on a cluster, where each node starts its own (here a few
+    // cores start them one by one); start then counts from the hub's start.
+    bool joinTogether = false;
     // Whom servers and clients run as when the harness is root.
     std::optional<RunAs> user;
 };
 
 // Milliseconds. Fences: from the last rank entering to the last leaving.
 struct StepFigures {
-    double start = 0;       // first server spawned .. every server ready and joined
+    double start = 0;       // first server spawned (or the hub started) .. every server joined
     double fence = 0;       // fence without data
     double collect = 0;     // fence collecting data
     double modexMedian = 0; // one rank's Get of another node's key
@@ -45,6 +49,7 @@ struct StepFigures {
     double hubStartCpu = 0; // CPU srun's hub thread used until every server joined
     double hubRunCpu = 0;   // ... and while the clients ran
     double hubRouted = 0;   // direct-modex requests srun's hub routed meanwhile
+    double hubJoins = 0;    // frames srun's hub read to admit the servers
 };
 
 // An error names the directory with the servers' and clients' logs.

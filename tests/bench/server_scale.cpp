@@ -124,6 +124,8 @@ bool parseOptions(int argc, char **argv, Options &o) {
             o.user = value;
         else if (key == "--relay-ports" && splitList(value, o.relayPorts))
             ;
+        else if (key == "--joins" && (value == "together" || value == "as-started"))
+            o.setup.joinTogether = value == "together";
         else if (key == "--workdir")
             o.setup.workDir = value;
         else if (key == "--stepd")
@@ -155,7 +157,7 @@ const Column kColumns[] = {
     {"fence+data", &StepFigures::collect},    {"dmodex", &StepFigures::modexMedian},
     {"dmodex-max", &StepFigures::modexMax},   {"stop", &StepFigures::stop},
     {"hub-start", &StepFigures::hubStartCpu}, {"hub-run", &StepFigures::hubRunCpu},
-    {"hub-routed", &StepFigures::hubRouted},
+    {"hub-routed", &StepFigures::hubRouted},  {"hub-joins", &StepFigures::hubJoins},
 };
 
 double median(std::vector<double> v) {
@@ -241,18 +243,22 @@ void printRow(std::uint32_t n, const StepFigures &f, const StepFigures *base) {
 
 void printTable(const Options &o, const Variant &v, const Rows &rows) {
     std::printf("server_scale: fences over a %s; %u rank(s) per node, %zu-byte key per rank, "
-                "%u ms added per hop, servers join srun %s, medians of %d runs, ms\n%6s",
+                "%u ms added per hop, servers join srun %s%s, medians of %d runs, ms\n%6s",
                 fenceName(v.fanOut).c_str(), o.setup.ranksPerNode, o.setup.keyBytes,
                 uvnet::benchmarkLinkDelayMs(),
-                v.relayed() ? "through their tree parent" : "directly", o.repeat, "nodes");
+                v.relayed() ? "through their tree parent" : "directly",
+                o.setup.joinTogether ? " together (srun's hub starts once all are up)" : "",
+                o.repeat, "nodes");
     for (const auto &c : kColumns)
         std::printf(" %11s", c.name);
     std::printf("\n");
     for (const auto &[n, f] : rows)
         printRow(n, f, nullptr);
-    std::printf("(start, stop: all servers ready and joined / gone; fences: last rank in to last "
-                "out; dmodex: one Get, median and slowest; hub-start, hub-run: CPU of srun's hub "
-                "thread until all joined / while the clients ran)\n");
+    std::printf(
+        "(start, stop: all servers ready and joined / gone; fences: last rank in to last "
+        "out; dmodex: one Get, median and slowest; hub-start, hub-run: CPU of srun's hub "
+        "thread until all joined / while the clients ran; hub-joins: frames it read to admit "
+        "the servers, a direct join's or a relay's batch of its subtree's)\n");
     const auto &[base, first] = *rows.begin();
     std::printf("ratio to N=%u:\n", base);
     for (const auto &[n, f] : rows)
