@@ -102,6 +102,10 @@ shape() {
 	ip netns exec "$HEAD_NS" "$bin" "$n" "$n-w" --delay-us "$delay" --jitter-us "$jitter" \
 		--loss "$loss" --rate-mbit "$rate" </dev/null >>"$STATE/log/link.$n.log" 2>&1 9>&- &
 	local pid=$!
+	# A cable does not wait for a CPU: on a machine whose cores the ranks
+	# keep busy (Open MPI polls), the emulator goes first, or a loss of 5%
+	# becomes seconds of silence that the dead-link timeout reads as a cut.
+	renice -n -15 -p "$pid" >/dev/null 2>&1 || true
 	echo "$pid" >"$(emulator_pid_file "$n")"
 	sleep 0.2
 	alive "$pid" && grep -qa link_emulator "/proc/$pid/cmdline" ||
