@@ -223,6 +223,20 @@ constexpr PlugstackSetting kPlugstackSettings[] = {
          s.c.relayPorts = value;
          return {};
      }},
+    {"topology_cache",
+     [](const char *key, const std::string &value, Settings &s) -> Expected<void> {
+         if (value == "none") {
+             s.c.topologyCache.clear();
+             return {};
+         }
+         if (value.empty() || value[0] != '/' || value == "/")
+             return badArgument(key, value,
+                                "must be the absolute path of a directory only root may write "
+                                "(default /run/stepmap), or none (every step's server "
+                                "discovers the node's topology itself)");
+         s.c.topologyCache = value;
+         return {};
+     }},
 };
 
 // The table and the entry's list of names agree, name by name.

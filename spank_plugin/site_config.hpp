@@ -44,6 +44,10 @@ struct SiteConfig {
     // hub_relay.hpp), so that srun admits fan-out + 1 servers, not every
     // node. "none": every server joins srun itself.
     std::string relayPorts = "26000-26999";
+    // Where root keeps the node's per-boot topology (topology/node_cache.hpp:
+    // written when slurmd starts, read by every step's server instead of
+    // discovering the machine again); empty ("none"): no cache.
+    std::string topologyCache = "/run/stepmap";
     // A fence that has not completed this long after a node entered it
     // ends the step, naming the nodes that never entered it (mpi.conf's
     // PMIxTimeout); 0: fences wait as long as the step.

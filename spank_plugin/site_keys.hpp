@@ -11,7 +11,7 @@ inline constexpr const char *kSiteKeys[] = {
     "server",      "config",        "tmpdir",         "log_dir",
     "hub_address", "client_auth",   "dmodex_timeout", "server_start_timeout",
     "profile",     "modex_ports",   "fence_fanout",   "fence_timeout",
-    "task_env",    "spawn_timeout", "relay_ports",
+    "task_env",    "spawn_timeout", "relay_ports",    "topology_cache",
 };
 namespace detail {
 

@@ -15,6 +15,7 @@
 #include "pmix_request.hpp"
 #include "site/serve_line.hpp"
 #include "site_keys.hpp"
+#include "slurmd/topology_cache_writer.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -276,6 +277,11 @@ __attribute__((visibility("default"))) int slurm_spank_init(spank_t sp, int ac, 
     context = spank_context();
     pluginArgc = ac;
     pluginArgv = av;
+    if (context == S_CTX_SLURMD) {
+        if (siteArgumentsKnown(ac, av))
+            writeTopologyCacheFromSlurmd(ac, av);
+        return 0; // slurmd starts whatever the cache did
+    }
     if (context != S_CTX_LOCAL && context != S_CTX_REMOTE && context != S_CTX_ALLOCATOR)
         return 0;
     if (!siteArgumentsKnown(ac, av))

@@ -6,6 +6,7 @@
 #include "client_admission.hpp"
 #include "hub_collective.hpp"
 #include "modexless/pinned_ports.hpp"
+#include "node_cache.hpp"
 #include "os/owned_directory.hpp"
 #include "os/step_directory.hpp"
 #include "os/unique_fd.hpp"
@@ -308,6 +309,25 @@ int Server::run() {
     return exitCode;
 }
 
+// The step's hardware: the node's cache when root made one that is still
+// this machine's, else hwloc's discovery.
+Expected<topology::StepTopology> loadTopology(const StepConfig &c) {
+    if (!c.topologyCache.empty() && c.topologyXml.empty()) {
+        auto xml = topology::readNodeTopologyCache(c.topologyCache);
+        if (xml) {
+            auto cached = topology::loadStepTopologyFromMachineXml(c.stepCores, *xml);
+            if (cached) {
+                logLine("topology from the node's cache " + c.topologyCache);
+                return cached;
+            }
+            xml = cached.error();
+        }
+        logLine("not using the node's topology cache " + c.topologyCache + ": " +
+                xml.error().message + "; discovering the machine");
+    }
+    return topology::loadStepTopology(c.stepCores, c.topologyXml);
+}
+
 // The server from its arguments to its exit status.
 int serve(int argc, char **argv) {
     const std::int64_t running = timeline::nowUsec();
@@ -344,7 +364,7 @@ int serve(int argc, char **argv) {
         c.tmpdir, [](const std::string &path) { logLine("could not remove all of " + path); });
 
     logWhereRunning();
-    auto step = topology::loadStepTopology(c.stepCores, c.topologyXml);
+    auto step = loadTopology(c);
     if (!step) {
         reportFailure(s.ready, step.error().message);
         return 1;
@@ -421,6 +441,16 @@ int main(int argc, char **argv) {
     // writes with write(2), which raises SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
     try {
+        // Root, once per slurmd start (the plugin's slurmd init): the
+        // node's topology for every step's server (topology/node_cache.hpp).
+        if (argc == 3 && std::strcmp(argv[1], "--write-topology-cache") == 0) {
+            auto written = stepmap::topology::writeNodeTopologyCache(argv[2]);
+            if (!written) {
+                logError(written.error().message);
+                return 1;
+            }
+            return 0;
+        }
         return serve(argc, argv);
     } catch (const std::exception &e) {
         logError(std::string("stopping: ") + e.what());

@@ -37,6 +37,7 @@ Expected<Arguments> readArguments(int argc, char **argv) {
                                   "--fence-timeout",
                                   "--step-cores",
                                   "--topology-xml",
+                                  "--topology-cache",
                                   "--client-auth",
                                   "--client-mount-namespace",
                                   "--modex",
@@ -248,6 +249,8 @@ Expected<StepConfig> parseStepConfig(int argc, char **argv) {
     c.stepCores = args["--step-cores"];
     if (args.count("--topology-xml"))
         c.topologyXml = args["--topology-xml"];
+    if (args.count("--topology-cache"))
+        c.topologyCache = args["--topology-cache"];
     long long v = 0;
     if (!toInt(args["--ready-fd"], 0, 1 << 20, v))
         return UserError{"bad --ready-fd '" + args["--ready-fd"] + "'"};

@@ -42,6 +42,9 @@ struct StepConfig {
     LogLevel logLevel = LogLevel::Info; // the site's log.level
     std::string stepCores;   // Slurm's cores of the step here ("0-1"), hwloc logical order
     std::string topologyXml; // tests: this node's hardware from a file instead of the machine
+    // The node's per-boot topology (topology/node_cache.hpp), served if it
+    // is still this machine's; empty: none.
+    std::string topologyCache;
     // The ranks live in another mount namespace (a job's private /tmp, as
     // job_container/tmpfs without EntireStepInNS makes it): they reach this
     // server's directory through /proc/<its pid>/root.

@@ -28,7 +28,11 @@ std::string bitmapListString(hwloc_const_bitmap_t set) {
     return out;
 }
 
-Expected<StepTopology> loadStepTopology(std::string_view coreList, const std::string &xmlPath) {
+namespace {
+
+enum class Source { Live, XmlFile, MachineXml };
+
+Expected<StepTopology> loadFrom(std::string_view coreList, Source source, const std::string &xml) {
     auto cores = parseIndexList(coreList);
     if (!cores)
         return UserError{"step cores: " + cores.error().message};
@@ -38,11 +42,18 @@ Expected<StepTopology> loadStepTopology(std::string_view coreList, const std::st
         return UserError{"hwloc_topology_init failed"};
     TopologyPtr topo(raw);
     // See the whole machine, so that core indices are the machine's, even
-    // from inside a cgroup; then restrict explicitly below.
-    hwloc_topology_set_flags(topo.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    // from inside a cgroup; then restrict explicitly below. XML that is this
+    // machine's (its cache) binds as the live machine would.
+    unsigned long flags = HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED;
+    if (source == Source::MachineXml)
+        flags |= HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM;
+    hwloc_topology_set_flags(topo.get(), flags);
     hwloc_topology_set_io_types_filter(topo.get(), HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (!xmlPath.empty() && hwloc_topology_set_xml(topo.get(), xmlPath.c_str()) != 0)
-        return UserError{"cannot read topology XML " + xmlPath};
+    if (source == Source::XmlFile && hwloc_topology_set_xml(topo.get(), xml.c_str()) != 0)
+        return UserError{"cannot read topology XML " + xml};
+    if (source == Source::MachineXml &&
+        hwloc_topology_set_xmlbuffer(topo.get(), xml.data(), static_cast<int>(xml.size())) != 0)
+        return UserError{"cannot read the node's topology cache"};
     if (hwloc_topology_load(topo.get()) != 0)
         return UserError{"cannot load the node's topology"};
 
@@ -60,6 +71,19 @@ Expected<StepTopology> loadStepTopology(std::string_view coreList, const std::st
                                 HWLOC_RESTRICT_FLAG_ADAPT_IO | HWLOC_RESTRICT_FLAG_ADAPT_MISC) != 0)
         return UserError{"cannot restrict the topology to PUs " + bitmapListString(set.get())};
     return StepTopology{std::move(topo), std::move(set), std::move(interfaceNuma)};
+}
+
+} // namespace
+
+Expected<StepTopology> loadStepTopology(std::string_view coreList, const std::string &xmlPath) {
+    return loadFrom(coreList, xmlPath.empty() ? Source::Live : Source::XmlFile, xmlPath);
+}
+
+Expected<StepTopology> loadStepTopologyFromMachineXml(std::string_view coreList,
+                                                      const std::string &xml) {
+    if (xml.size() > static_cast<std::size_t>(INT32_MAX))
+        return UserError{"the node's topology cache is too large"};
+    return loadFrom(coreList, Source::MachineXml, xml);
 }
 
 } // namespace stepmap::topology

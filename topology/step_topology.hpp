@@ -28,6 +28,10 @@ struct StepTopology {
 // cores in hwloc's logical order over the whole machine. xmlPath: load that
 // file instead of the live machine (tests).
 Expected<StepTopology> loadStepTopology(std::string_view coreList, const std::string &xmlPath = {});
+// The same from this machine's own XML (node_cache.hpp: checked to be this
+// machine's now), bound to as the live machine.
+Expected<StepTopology> loadStepTopologyFromMachineXml(std::string_view coreList,
+                                                      const std::string &xml);
 
 // "0-3,8" from a set of (OS) indices; empty for an empty set.
 std::string bitmapListString(hwloc_const_bitmap_t set);

@@ -425,6 +425,11 @@ ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
         tree && *tree && !(*tree)->empty() && site_.relayPorts != "none" && !launch.args.empty() &&
         std::find(launch.args.begin(), launch.args.end(), "--job-hub") == launch.args.end())
         launch.args.insert(launch.args.end(), {"--relay", **tree + ":" + site_.relayPorts});
+    // Root's per-boot topology of this node; the server checks it is still
+    // this machine's and root's alone before it serves it.
+    if (!site_.topologyCache.empty() && !launch.args.empty())
+        launch.args.insert(launch.args.end(),
+                           {"--topology-cache", site_.topologyCache + "/node-topology.xml"});
     // The site's log.level; the server's default is info.
     if (site_.policy.logLevel != LogLevel::Info) {
         launch.args.push_back("--log-level");

@@ -56,7 +56,12 @@ TEST(SiteConfig, BadArgumentsAreErrorsNamingThem) {
              {"colour=blue", "unknown plugstack.conf argument 'colour' (value 'blue'); known: "
                              "server, config, tmpdir, log_dir, hub_address, client_auth, "
                              "dmodex_timeout, server_start_timeout, profile, modex_ports, "
-                             "fence_fanout, fence_timeout, task_env, spawn_timeout, relay_ports"},
+                             "fence_fanout, fence_timeout, task_env, spawn_timeout, relay_ports, "
+                             "topology_cache"},
+             {"topology_cache=run/stepmap",
+              "plugstack.conf argument topology_cache='run/stepmap' must be the absolute path "
+              "of a directory only root may write (default /run/stepmap), or none (every "
+              "step's server discovers the node's topology itself)"},
              {"fence_timeout=1d", "plugstack.conf argument fence_timeout='1d' must be seconds "
                                   "between 1 and 86400, or 0 for no deadline"},
              {"task_env=1X=2", "plugstack.conf argument task_env='1X=2' must be NAME=VALUE "
