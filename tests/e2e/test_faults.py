@@ -110,6 +110,42 @@ class FaultTest(unittest.TestCase):
                       "server, config, tmpdir, log_dir, hub_address, client_auth, dmodex_timeout, "
                       "server_start_timeout", r.stderr)
 
+    def test_a_stale_or_unsafe_topology_cache_is_never_served(self):
+        # Root writes the node's topology when slurmd starts
+        # (topology_cache=/run/stepmap); a step's server reads it instead of
+        # discovering the machine, but only what is still this boot's and
+        # root's alone. Anything else: the server says why and discovers.
+        cache = "/run/stepmap/node-topology.xml"
+        with open(cache) as f:
+            good = f.read()
+
+        def servers_say():
+            r = cluster.srun("-n", "4", "--map-by", "node", "printenv", "PMIX_NAMESPACE")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            logs = cluster.server_logs(r.stdout.split()[0])
+            self.assertEqual(len(logs), 4, logs)
+            return logs.values()
+
+        try:
+            for log in servers_say():
+                self.assertIn("topology from the node's cache " + cache, log)
+            stale = re.sub(r"(?m)^boot_id .*$", "boot_id 0-0-0", good)
+            with open(cache, "w") as f:
+                f.write(stale)
+            for log in servers_say():
+                self.assertIn(f"not using the node's topology cache {cache}: it was made in "
+                              "another boot; discovering the machine", log)
+            with open(cache, "w") as f:
+                f.write(good)
+            os.chmod(cache, 0o666)  # anyone could have written it
+            for log in servers_say():
+                self.assertIn(f"not using the node's topology cache {cache}: it is not a file "
+                              "root alone may write; discovering the machine", log)
+        finally:
+            with open(cache, "w") as f:
+                f.write(good)
+            os.chmod(cache, 0o644)
+
     def test_killed_srun_leaves_nothing(self):
         proc = self.start_background_step("-n", "4", "--map-by", "node", "sleep", "60")
         srun_pids = [int(p) for p in subprocess.run(
