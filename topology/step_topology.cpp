@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace stepmap::topology {
 
@@ -32,11 +34,40 @@ namespace {
 
 enum class Source { Live, XmlFile, MachineXml };
 
+// hwloc loads every plugin it finds (PCI, OpenCL, GL, libxml2, and the
+// libraries behind them) when a process makes its first topology: 5 ms of
+// a step's start here. This machine's own XML needs none of them (root's
+// discovery used them when it made the cache); while the topology lives,
+// hwloc keeps the plugins it loaded, so the variable matters only here.
+class WithoutHwlocPlugins {
+public:
+    WithoutHwlocPlugins() {
+        if (const char *v = std::getenv(kVariable))
+            old_ = v;
+        setenv(kVariable, "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_xml_libxml", 1);
+    }
+    ~WithoutHwlocPlugins() {
+        if (old_)
+            setenv(kVariable, old_->c_str(), 1);
+        else
+            unsetenv(kVariable);
+    }
+    WithoutHwlocPlugins(const WithoutHwlocPlugins &) = delete;
+    WithoutHwlocPlugins &operator=(const WithoutHwlocPlugins &) = delete;
+
+private:
+    static constexpr const char *kVariable = "HWLOC_PLUGINS_BLACKLIST";
+    std::optional<std::string> old_;
+};
+
 Expected<StepTopology> loadFrom(std::string_view coreList, Source source, const std::string &xml) {
     auto cores = parseIndexList(coreList);
     if (!cores)
         return UserError{"step cores: " + cores.error().message};
 
+    std::optional<WithoutHwlocPlugins> noPlugins;
+    if (source == Source::MachineXml)
+        noPlugins.emplace();
     hwloc_topology_t raw = nullptr;
     if (hwloc_topology_init(&raw) != 0)
         return UserError{"hwloc_topology_init failed"};
@@ -56,6 +87,7 @@ Expected<StepTopology> loadFrom(std::string_view coreList, Source source, const 
         return UserError{"cannot read the node's topology cache"};
     if (hwloc_topology_load(topo.get()) != 0)
         return UserError{"cannot load the node's topology"};
+    noPlugins.reset();
 
     int ncores = hwloc_get_nbobjs_by_type(topo.get(), HWLOC_OBJ_CORE);
     BitmapPtr set = makeBitmap();
