@@ -4,7 +4,7 @@
 // Root writes it when slurmd starts (the plugin's slurmd init runs
 // `stepmap-stepd --write-topology-cache DIR`); each step's server reads it
 // instead of asking hwloc to walk /sys and the PCI bus again (44-59 ms per
-// step, docs/launch.md).
+// step under load, docs/scaling.md "The node's topology, once per boot").
 //
 // The file names what it describes: the boot it was made in, the hwloc that
 // made it, and the machine's online CPUs, NUMA nodes and PCI devices. A
