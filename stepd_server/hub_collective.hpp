@@ -29,6 +29,7 @@ public:
         link_.askProfileVerdict(usable, std::move(reason), std::move(done));
     }
     void mark(timeline::Mark mark) { link_.mark(mark); }
+    void mark(timeline::Mark mark, std::int64_t usec) { link_.mark(mark, usec); }
 
     void fence(std::vector<std::uint32_t> nodes, bool collect, std::string data,
                DataReply done) override;

@@ -121,6 +121,7 @@ struct Server {
     uvnet::UvHandlePtr<uv_signal_t> sigterm, sigint;
     uvnet::UvHandlePtr<uv_poll_t> parentWatch, notices;
     ready::TaskNoticeReader noticeReader;
+    bool holdSeen = false;
     bool stopping = false;
     std::string stopReason;
     int exitCode = 0;
@@ -239,7 +240,14 @@ void Server::readNotices() {
         return;
     }
     std::vector<ready::TaskExit> exits;
-    const bool more = noticeReader.feed({buf, static_cast<std::size_t>(n)}, exits);
+    std::vector<ready::TaskHold> holds;
+    const bool more = noticeReader.feed({buf, static_cast<std::size_t>(n)}, exits, &holds);
+    // How long the tasks waited for this server, for srun -v (once).
+    if (!holds.empty() && link && !holdSeen) {
+        holdSeen = true;
+        link->mark(timeline::Mark::TasksForked, holds.front().forkedUsec);
+        link->mark(timeline::Mark::TasksReleased, holds.front().releasedUsec);
+    }
     for (const auto &e : exits)
         if (e.rank < config.plan.ranks.size() &&
             config.plan.ranks[e.rank].node == config.nodeIndex && e.status > 0 && e.status < 256 &&

@@ -117,6 +117,7 @@ public:
     void jobBarrier(wire::JobBarrierMsg barrier, JobBarrierDone done);
     // A mark of the server's, made after the link took its marks.
     void mark(timeline::Mark mark) { timeline_.record(mark); }
+    void mark(timeline::Mark mark, std::int64_t usec) { timeline_.record(mark, 0, usec); }
 
 private:
     // A direct modex this node asked for; PMIx sets no deadline, so the

@@ -23,7 +23,22 @@ std::optional<TaskExit> decodeTaskExit(const std::string &line) {
     return TaskExit{rank, status};
 }
 
-bool TaskNoticeReader::feed(std::string_view bytes, std::vector<TaskExit> &out) {
+std::string encodeTaskHold(const TaskHold &hold) {
+    return "H " + std::to_string(hold.forkedUsec) + " " + std::to_string(hold.releasedUsec) + "\n";
+}
+
+std::optional<TaskHold> decodeTaskHold(const std::string &line) {
+    long long forked = 0, released = 0;
+    char tail = 0;
+    constexpr long long kHourUsec = 3600LL * 1000 * 1000;
+    if (std::sscanf(line.c_str(), "H %lld %lld%c", &forked, &released, &tail) != 2 || forked <= 0 ||
+        released < forked || released - forked > kHourUsec)
+        return std::nullopt;
+    return TaskHold{forked, released};
+}
+
+bool TaskNoticeReader::feed(std::string_view bytes, std::vector<TaskExit> &out,
+                            std::vector<TaskHold> *holds) {
     pending_.append(bytes);
     std::size_t nl;
     while ((nl = pending_.find('\n')) != std::string::npos) {
@@ -31,6 +46,8 @@ bool TaskNoticeReader::feed(std::string_view bytes, std::vector<TaskExit> &out) 
         pending_.erase(0, nl + 1);
         if (auto exit = decodeTaskExit(line))
             out.push_back(*exit);
+        else if (auto hold = holds ? decodeTaskHold(line) : std::nullopt)
+            holds->push_back(*hold);
     }
     return pending_.size() <= kMaxPending;
 }

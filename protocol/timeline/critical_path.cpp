@@ -110,6 +110,16 @@ std::string serverStartLine(const Phases &p) {
            p.spread(p.at(Mark::Ready), true);
 }
 
+// How long slurmstepd held the forked tasks before exec, waiting for the
+// server; empty where no node said (a contained user_init waits itself).
+std::string taskHoldLine(const Phases &p) {
+    const PerNode held = p.between(Mark::TasksForked, 0, Mark::TasksReleased, 0);
+    if (held.empty())
+        return {};
+    return "  tasks: forked " + p.spread(p.at(Mark::TasksForked), true) +
+           ", held before exec for the server " + p.spread(held);
+}
+
 // The moment the last node entered fence k, and who it was.
 std::string fenceLine(const Phases &p, std::uint32_t k) {
     PerNode entered = p.at(Mark::FenceEntered, k);
@@ -139,6 +149,8 @@ describeCriticalPath(const SrunMarks &srun,
     lines.push_back(srunLine(srun, p));
     if (!nodes.empty()) {
         lines.push_back(serverStartLine(p));
+        if (auto held = taskHoldLine(p); !held.empty())
+            lines.push_back(std::move(held));
         if (p.at(Mark::ProfileAgreed).empty())
             lines.push_back("  rendezvous: joined " +
                             p.spread(p.between(Mark::Ready, 0, Mark::Joined, 0)) + " after ready");

@@ -25,8 +25,10 @@ enum class Mark : std::uint8_t {
     FenceDone,      // index: that fence completed here
     Leaving,        // the server stops (its tasks are done)
     ProfileAgreed,  // every node's say on the interconnect profile is in
+    TasksForked,    // slurmstepd forked this node's last task, held before exec
+    TasksReleased,  // ... and let the tasks exec (the server was ready)
 };
-inline constexpr std::uint8_t kLastMark = static_cast<std::uint8_t>(Mark::ProfileAgreed);
+inline constexpr std::uint8_t kLastMark = static_cast<std::uint8_t>(Mark::TasksReleased);
 
 struct Event {
     Mark mark = Mark::Running;

@@ -276,6 +276,8 @@ bool StepdSide::takeRunningServer(Expected<RunningServer> running, const std::st
 int StepdSide::taskPostFork(spank_t) {
     if (!starting_ || ++postForks_ < localTasks_)
         return 0;
+    // The tasks are forked and wait before exec from here until this returns.
+    const std::int64_t forked = timeline::nowUsec();
     StartingServer starting = std::move(*starting_);
     starting_.reset();
     if (!takeRunningServer(awaitServer(std::move(starting)), startingWhere_))
@@ -292,6 +294,12 @@ int StepdSide::taskPostFork(spank_t) {
         logError("cannot hand the tasks their PMIx environment: " +
                  std::string(std::strerror(errno)));
         return -1;
+    }
+    // srun -v shows each node's hold (timeline/critical_path.hpp). Never
+    // blocks slurmstepd.
+    if (serverNotices_) {
+        const std::string line = ready::encodeTaskHold({forked, timeline::nowUsec()});
+        (void)send(serverNotices_.get(), line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     }
     return 0;
 }

@@ -57,6 +57,9 @@ class SpineTest(cluster.StepTestCase):
                          r"after [0-9.]+\), step created \+[0-9.]+, rendezvous open \+[0-9.]+")
         self.assertRegex(r.stderr, r"node server start: slurmstepd starts it \+[0-9.]+ \(slowest "
                          r"n\d \+[0-9.]+\); to main\(\) [0-9.]+ .*topology [0-9.]+ .*ready \+")
+        # How long slurmstepd held the forked tasks for each node's server.
+        self.assertRegex(r.stderr, r"stepmap:   tasks: forked \+[0-9.]+ \(slowest n\d \+[0-9.]+\), "
+                         r"held before exec for the server [0-9.]+ \(slowest n\d [0-9.]+\)")
         # Open MPI 4.1: the modex, the end of MPI_Init, MPI_Finalize.
         self.assertRegex(r.stderr, r"fence 3: last node in \+[0-9.]+ \(n\d\), then done in")
         self.assertIn("teardown: from the last fence to the server's stop", r.stderr)

@@ -65,6 +65,26 @@ TEST(CriticalPath, EachPhaseShowsTheMedianAndTheSlowestNode) {
     EXPECT_EQ(lines, expected);
 }
 
+TEST(CriticalPath, TheTasksHoldBeforeExecIsShownPerNode) {
+    std::map<std::uint32_t, std::vector<Event>> nodes;
+    auto at = [](double ms) { return kStart + static_cast<std::int64_t>(ms * 1000); };
+    nodes[0] = node(200, 210, 230, 250, 251, 255, 500, 501, 700);
+    nodes[1] = node(210, 230, 270, 300, 302, 310, 520, 521, 720);
+    nodes[0].push_back({Mark::TasksForked, 0, at(240)});
+    nodes[0].push_back({Mark::TasksReleased, 0, at(252)});
+    nodes[1].push_back({Mark::TasksForked, 0, at(301)});
+    nodes[1].push_back({Mark::TasksReleased, 0, at(303.5)});
+    auto lines = describeCriticalPath(srun(), nodes, {"n1", "n2"}, 2);
+    ASSERT_GE(lines.size(), 4u);
+    EXPECT_EQ(lines[3], "  tasks: forked +240.0 (slowest n2 +301.0), held before exec for the "
+                        "server 2.5 (slowest n1 12.0)");
+    // Without the marks (a contained user_init waits itself) no such line.
+    nodes[0].resize(9);
+    nodes[1].resize(9);
+    for (const auto &line : describeCriticalPath(srun(), nodes, {"n1", "n2"}, 2))
+        EXPECT_EQ(line.find("held before exec"), std::string::npos) << line;
+}
+
 TEST(CriticalPath, NodesThatDidNotReportAreCountedAndLeftOut) {
     std::map<std::uint32_t, std::vector<Event>> nodes;
     nodes[1] = node(200, 210, 230, 250, 251, 255, 500, 501, 700);
