@@ -46,7 +46,9 @@ std::int64_t nowUsec();
 class Recorder {
 public:
     static constexpr std::uint32_t kMaxFences = 16;
-    static constexpr std::size_t kMaxEvents = 8 + 2 * kMaxFences;
+    // Every other mark once, each recorded fence twice (in, done): the
+    // last mark (Leaving) must still fit after the fences.
+    static constexpr std::size_t kMaxEvents = (kLastMark - 2) + 2 * kMaxFences;
 
     void record(Mark mark, std::uint32_t index = 0) { record(mark, index, nowUsec()); }
     void record(Mark mark, std::uint32_t index, std::int64_t usec);

@@ -44,6 +44,22 @@ TEST(StepTimeline, RecordingNowUsesTheWallClock) {
     EXPECT_LE(r.events()[0].usec, nowUsec());
 }
 
+TEST(StepTimeline, AServerThatFencesOftenStillRecordsItsLeaving) {
+    // Every mark a server makes once, its fences, then Leaving last: srun's
+    // teardown line needs it however many fences the job made.
+    Recorder r;
+    for (auto m :
+         {Mark::Launched, Mark::Running, Mark::TopologyLoaded, Mark::PmixRegistered, Mark::Ready,
+          Mark::TasksForked, Mark::TasksReleased, Mark::Joined, Mark::ProfileAgreed})
+        r.record(m, 0, 1);
+    for (std::uint32_t k = 0; k < 100; ++k) {
+        r.record(Mark::FenceEntered, k, 2);
+        r.record(Mark::FenceDone, k, 3);
+    }
+    r.record(Mark::Leaving, 0, 4);
+    EXPECT_EQ(r.events().back().mark, Mark::Leaving);
+}
+
 TEST(StepTimeline, AJobThatFencesOftenKeepsOnlyItsFirstFences) {
     Recorder r;
     for (std::uint32_t k = 0; k < 1000; ++k) {
