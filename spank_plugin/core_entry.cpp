@@ -51,8 +51,10 @@ int initState(spank_t sp, int ac, char **av, spank_context_t ctx) {
         state->srun = std::make_unique<SrunSide>(site.value());
         return state->srun->init(sp);
     }
-    if (ctx == S_CTX_REMOTE)
+    if (ctx == S_CTX_REMOTE) {
         state->stepd = std::make_unique<StepdSide>(site.value());
+        return state->stepd->init(sp);
+    }
     return 0;
 }
 
@@ -95,7 +97,7 @@ int hook(int which, spank_t sp) {
     case kHookLocalUserInit:
         return srun ? srun->localUserInit(sp) : 0;
     case kHookUserInit:
-        return stepd ? stepd->userInit(sp) : 0;
+        return 0; // the server started in slurm_spank_init (stepd_side.hpp)
     case kHookTaskPostFork:
         return stepd ? stepd->taskPostFork(sp) : 0;
     case kHookTaskInit:

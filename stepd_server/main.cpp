@@ -52,10 +52,13 @@ void reportFailure(os::UniqueFd &ready, const std::string &message) {
     }
 }
 
-// Where this server runs, for the per-step log: user and cgroups.
-void logWhereRunning() {
-    std::string where =
-        "starting as uid " + std::to_string(getuid()) + " gid " + std::to_string(getgid());
+// Where this server runs, for the per-step log: user and cgroups. It
+// starts outside the step's cgroups (slurmstepd starts it before it makes
+// them) and is moved there before any task execs: "ran as" says where it
+// served.
+void logWhereRunning(const char *verb) {
+    std::string where = std::string(verb) + " as uid " + std::to_string(getuid()) + " gid " +
+                        std::to_string(getgid());
     if (FILE *f = std::fopen("/proc/self/cgroup", "r")) {
         char line[512];
         while (std::fgets(line, sizeof line, f)) {
@@ -371,7 +374,7 @@ int serve(int argc, char **argv) {
     directory = os::OwnedDirectory(
         c.tmpdir, [](const std::string &path) { logLine("could not remove all of " + path); });
 
-    logWhereRunning();
+    logWhereRunning("starting");
     auto step = loadTopology(c);
     if (!step) {
         reportFailure(s.ready, step.error().message);
@@ -427,7 +430,9 @@ int serve(int argc, char **argv) {
         s.watchSlurmstepd();
     }
     s.watchNotices();
-    return s.run();
+    const int status = s.run();
+    logWhereRunning("ran");
+    return status;
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "stepd/server_launch.hpp"
 
+#include "os/cgroup_membership.hpp"
 #include "protocol/ready/ready_socket.hpp"
 
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,8 +41,6 @@ bool dropToUser(uid_t uid, gid_t gid) {
     return getuid() != 0 && geteuid() != 0;
 }
 
-// Closes every descriptor from `from` on; close_range where the kernel has
-// it, else one by one up to the descriptor limit.
 // Closes every descriptor from `from` on: close_range where the kernel has
 // it, else one by one up to the hard descriptor limit (not the soft one,
 // which the job may have lowered).
@@ -81,7 +81,7 @@ constexpr int kReadyFd = 3;
 // The grandchild; never returns into slurmstepd code. Exit codes 120-127
 // say which step failed (documented in the error message of launchServer).
 [[noreturn]] void execServer(const ServerLaunch &l, const ExecImage &image, int readySock,
-                             int devnull) {
+                             int logFd, int devnull) {
     // Still root here (user_init runs with only the effective ids dropped):
     // what needs root comes first.
     if (geteuid() != 0 && getuid() == 0 && seteuid(0) != 0)
@@ -94,7 +94,7 @@ constexpr int kReadyFd = 3;
     close(oom);
     // Lift the descriptors out of the way first, so that dup2 never meets
     // its own source (which would keep close-on-exec), then close all else.
-    const int err = fcntl(l.logFd ? l.logFd.get() : devnull, F_DUPFD_CLOEXEC, 10);
+    const int err = fcntl(logFd >= 0 ? logFd : devnull, F_DUPFD_CLOEXEC, 10);
     const int in = fcntl(devnull, F_DUPFD_CLOEXEC, 10);
     const int ready = fcntl(readySock, F_DUPFD_CLOEXEC, 10);
     if (err < 0 || in < 0 || ready < 0 || dup2(in, 0) < 0 || dup2(in, 1) < 0 || dup2(err, 2) < 0 ||
@@ -125,10 +125,16 @@ constexpr int kReadyFd = 3;
 }
 
 // The middle child's one message to slurmstepd: the server's pid, with its
-// pidfd attached (SCM_RIGHTS).
-struct PidfdMessage {
+// pidfd attached (SCM_RIGHTS); or why it made no server.
+struct StartedServer {
     pid_t pid = 0;
-    iovec iov{&pid, sizeof pid};
+    int directoryErrno = 0; // the server's directory could not be made
+    int logErrno = 0;       // its log could not be made (it runs without)
+};
+
+struct PidfdMessage {
+    StartedServer started;
+    iovec iov{&started, sizeof started};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
     msghdr msg{};
     PidfdMessage() {
@@ -141,51 +147,104 @@ struct PidfdMessage {
     PidfdMessage &operator=(const PidfdMessage &) = delete;
 };
 
-// The middle child: forks the server and hands its pidfd to slurmstepd on
-// `control`, a socket no process of the user ever holds.
+// Makes the server's directory and log with the job user's file ids only
+// (this process is single-threaded: setfsuid changes no other thread's
+// rights), then returns to root's. Fills in the errno of what failed.
+int makeUserFiles(const ServerLaunch &l, StartedServer &started) {
+    int logFd = -1;
+    const gid_t groups[] = {l.gid};
+    if (syscall(SYS_setgroups, 1, groups) != 0) {
+        started.directoryErrno = errno;
+        return -1;
+    }
+    syscall(SYS_setfsgid, l.gid);
+    syscall(SYS_setfsuid, l.uid);
+    // Both return the previous id, never an error: ask again to be sure.
+    if (static_cast<uid_t>(syscall(SYS_setfsuid, -1)) != l.uid ||
+        static_cast<gid_t>(syscall(SYS_setfsgid, -1)) != l.gid) {
+        started.directoryErrno = EPERM;
+        return -1;
+    }
+    if (!l.directory.empty() && mkdir(l.directory.c_str(), 0700) != 0)
+        started.directoryErrno = errno;
+    else if (!l.logPath.empty()) {
+        logFd = open(l.logPath.c_str(),
+                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+        if (logFd < 0)
+            started.logErrno = errno;
+    }
+    syscall(SYS_setfsuid, 0);
+    syscall(SYS_setfsgid, 0);
+    return logFd;
+}
+
+// The middle child: makes the user's files, forks the server, hands its
+// pidfd to slurmstepd on `control` (a socket no process of the user ever
+// holds), then guards the server's pid (PidGuard) until slurmstepd lets it
+// go or is gone.
 [[noreturn]] void forkServer(const ServerLaunch &l, const ExecImage &image, int readySock,
                              int control, int devnull) {
+    PidfdMessage m;
+    const int logFd = makeUserFiles(l, m.started);
+    if (m.started.directoryErrno != 0) {
+        m.msg.msg_control = nullptr;
+        m.msg.msg_controllen = 0;
+        (void)sendmsg(control, &m.msg, MSG_NOSIGNAL);
+        _exit(4);
+    }
     pid_t server = fork();
     if (server == 0) {
         close(control);
-        execServer(l, image, readySock, devnull);
+        execServer(l, image, readySock, logFd, devnull);
     }
     if (server < 0)
         _exit(1);
     // The server is this process's child: its pid cannot be reused before
-    // we exit, so the pidfd names it for sure.
+    // we reap it, so the pidfd names it for sure.
     int pidfd = pidfdOpen(server);
     if (pidfd < 0) {
         kill(server, SIGKILL);
         _exit(2);
     }
-    PidfdMessage m;
-    m.pid = server;
+    m.started.pid = server;
     cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &pidfd, sizeof pidfd);
-    if (sendmsg(control, &m.msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof m.pid)) {
+    if (sendmsg(control, &m.msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof m.started)) {
         kill(server, SIGKILL);
         _exit(3);
+    }
+    // Until a byte or the end of the socket: slurmstepd placed the server,
+    // gave up on it, or died.
+    char go;
+    while (read(control, &go, 1) < 0 && errno == EINTR) {
     }
     _exit(0);
 }
 
-Expected<ServerProcess> receiveServer(int control) {
+struct ReceivedServer {
+    ServerProcess process;
+    int logErrno = 0;
+};
+
+Expected<ReceivedServer> receiveServer(int control, const ServerLaunch &l) {
     PidfdMessage m;
     ssize_t n;
     do
-        n = recvmsg(control, &m.msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        n = recvmsg(control, &m.msg, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
-    cmsghdr *c = n == static_cast<ssize_t>(sizeof m.pid) ? CMSG_FIRSTHDR(&m.msg) : nullptr;
+    if (n == static_cast<ssize_t>(sizeof m.started) && m.started.directoryErrno != 0)
+        return UserError{"cannot make its directory " + l.directory +
+                         " as the job's user: " + std::strerror(m.started.directoryErrno)};
+    cmsghdr *c = n == static_cast<ssize_t>(sizeof m.started) ? CMSG_FIRSTHDR(&m.msg) : nullptr;
     if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
         c->cmsg_len != CMSG_LEN(sizeof(int)))
         return UserError{"the server could not be started (fork or pidfd_open failed)"};
     int pidfd = -1;
     std::memcpy(&pidfd, CMSG_DATA(c), sizeof pidfd);
-    return ServerProcess(m.pid, UniqueFd(pidfd));
+    return ReceivedServer{ServerProcess(m.started.pid, UniqueFd(pidfd)), m.started.logErrno};
 }
 
 // A connected pair of sockets of type, each end owned.
@@ -197,6 +256,38 @@ Expected<std::pair<UniqueFd, UniqueFd>> socketPair(int type) {
 }
 
 } // namespace
+
+PidGuard &PidGuard::operator=(PidGuard &&other) noexcept {
+    if (this != &other) {
+        release();
+        pid_ = other.pid_;
+        control_ = std::move(other.control_);
+        other.pid_ = 0;
+    }
+    return *this;
+}
+
+void PidGuard::release() {
+    if (!control_)
+        return;
+    const char go = 1;
+    (void)send(control_.get(), &go, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    control_.reset();
+    // Not this process's child when a contained hook (a clone) lets it go:
+    // slurmstepd reaps it then.
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = 0;
+}
+
+Expected<void> placeServer(StartingServer &starting) {
+    if (!starting.guard)
+        return UserError{"the server's process is no longer guarded"};
+    auto moved = os::moveIntoOwnCgroups(starting.process.pid());
+    starting.guard.release();
+    return moved;
+}
 
 void ServerProcess::stop(int waitMs) {
     if (!pidfd_)
@@ -233,17 +324,21 @@ Expected<StartingServer> spawnServer(ServerLaunch launch) {
         forkServer(launch, image, readyTheirs.get(), controlTheirs.get(), devnull.get());
     readyTheirs.reset();
     controlTheirs.reset();
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    auto process = receiveServer(controlOurs.get());
-    if (!process)
-        return process.error();
-    return StartingServer{std::move(process.value()), std::move(readyOurs), launch.timeoutSec,
-                          std::move(launch.localRanks)};
+    PidGuard guard(child, std::move(controlOurs));
+    auto received = receiveServer(guard.control(), launch);
+    if (!received)
+        return received.error();
+    StartingServer out{std::move(received->process), std::move(guard),
+                       std::move(readyOurs),         launch.timeoutSec,
+                       std::move(launch.localRanks), {}};
+    if (received->logErrno != 0)
+        out.logProblem = "cannot create the server's log " + launch.logPath + ": " +
+                         std::strerror(received->logErrno);
+    return out;
 }
 
 Expected<RunningServer> awaitServer(StartingServer starting) {
+    starting.guard.release();
     RunningServer out;
     out.process = std::move(starting.process);
     auto fail = [&](const std::string &why) -> Expected<RunningServer> {

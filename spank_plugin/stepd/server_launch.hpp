@@ -36,7 +36,12 @@ struct ServerLaunch {
     // never above the hard limits the server inherits.
     std::vector<std::pair<int, rlim_t>> softLimits;
     int timeoutSec = 30;
-    os::UniqueFd logFd; // the server's stderr; /dev/null if empty
+    // Made by the launch as the job's user before the server runs (root
+    // never makes anything in a directory users may write): the server's
+    // private directory (mode 0700; must not exist yet), and its log
+    // (O_EXCL, never through a link; empty or not made: /dev/null).
+    std::string directory;
+    std::string logPath;
     // The ranks of this node: the report must give each one's environment.
     std::vector<std::uint32_t> localRanks;
 };
@@ -68,14 +73,41 @@ struct RunningServer {
     os::UniqueFd notices;
 };
 
+// The root process between slurmstepd and the server, kept until the
+// server is placed: while it has not reaped the server, the server's pid
+// cannot name another process, even if the server (the user's) exited.
+class PidGuard {
+public:
+    PidGuard() = default;
+    PidGuard(pid_t pid, os::UniqueFd control) : pid_(pid), control_(std::move(control)) {}
+    PidGuard(PidGuard &&other) noexcept { *this = std::move(other); }
+    PidGuard &operator=(PidGuard &&other) noexcept;
+    ~PidGuard() { release(); }
+
+    explicit operator bool() const { return static_cast<bool>(control_); }
+    int control() const { return control_.get(); }
+    // Lets it go (it exits; reaped here when it is this process's child).
+    void release();
+
+private:
+    pid_t pid_ = 0;
+    os::UniqueFd control_;
+};
+
 // A server forked and on its way, its report not read yet: slurmstepd
-// forks the tasks meanwhile (stepd_side.hpp).
+// sets up the step and forks the tasks meanwhile (stepd_side.hpp).
 struct StartingServer {
     ServerProcess process;
+    PidGuard guard;     // until placed: process.pid() is the server's for sure
     os::UniqueFd ready; // the plugin's end of the ready socket
     int timeoutSec = 30;
     std::vector<std::uint32_t> localRanks;
+    std::string logProblem; // why the server runs without its log, if it does
 };
+
+// Moves the starting server into the cgroups slurmstepd itself is in now
+// (os/cgroup_membership.hpp), while its pid is guarded; then lets the guard go.
+Expected<void> placeServer(StartingServer &starting);
 
 // Forks the server (as launchServer) without waiting for its report.
 Expected<StartingServer> spawnServer(ServerLaunch launch);

@@ -10,6 +10,7 @@
 #include "protocol/ready/ready_socket.hpp"
 #include "protocol/ready/task_notice.hpp"
 #include "protocol/timeline/step_timeline.hpp"
+#include "protocol/wire/secret.hpp"
 #include "stepd/server_log_file.hpp"
 
 #include <fcntl.h>
@@ -160,25 +161,21 @@ Expected<HubAccess> readHubAccess(spank_t sp) {
     return HubAccess{**hub, **secret};
 }
 
-// The server's log, made here with the job user's effective ids under a
-// name nobody can make first (server_log_file.hpp). None if the site keeps
-// no logs or it cannot be made (said in slurmstepd's log).
-os::UniqueFd openServerLog(const SiteConfig &site, const std::string &stepTag,
-                           const std::string &nodeName) {
-    if (site.logDir.empty())
-        return {};
-    auto log = createServerLog(site.logDir, stepTag, nodeName);
-    if (!log) {
-        logError(log.error().message + "; the server runs without a log");
-        return {};
-    }
-    return std::move(log.value());
+// A name nobody can take in advance: 64 bits of the kernel's randomness,
+// as hex. Empty if the kernel gave none.
+std::string randomSuffix() {
+    LogNameRandom random{};
+    return wire::fillRandom(random.data(), random.size()) ? hexOf(random) : std::string();
 }
 
 } // namespace
 
-int StepdSide::userInit(spank_t sp) {
-    userInitUsec_ = timeline::nowUsec();
+// slurm_spank_init in slurmstepd, before Slurm sets up the step's cgroups,
+// PAM and the tasks: the server starts here, so that its start overlaps all
+// of that; it moves into the step's cgroups before the tasks exec
+// (taskPostFork).
+int StepdSide::init(spank_t sp) {
+    initUsec_ = timeline::nowUsec();
     auto planVar = jobVariable(sp, kPlanVariable, kMaxPlanBytes);
     if (planVar && !*planVar)
         return 0; // not a stepmap step
@@ -219,29 +216,26 @@ int StepdSide::startServer(const StepFacts &facts, std::uint32_t node,
                            const HubAccess &hub, spank_t sp) {
     const std::string nodeName = fileNamePart(plan_.nodes[node].name);
     const std::string stepTag = facts.tag();
-    // Made here, with the job user's effective ids, under a name nobody can
-    // take in advance; the server checks it is its own and private.
-    auto dir = os::makePrivateDirectory(site_.tmpdir, "stepmap." + stepTag + "." + nodeName + ".");
-    if (!dir) {
-        logError("the PMIx server for step " + stepTag +
-                 " cannot have its directory: " + dir.error().message);
+    const std::string where = "step " + stepTag + " on " + plan_.nodes[node].name;
+    // Made by the launch with the job user's file ids, under a name nobody
+    // can take in advance; the server checks it is its own and private.
+    const std::string suffix = randomSuffix();
+    if (suffix.empty()) {
+        logError("the PMIx server for " + where +
+                 " cannot name its directory: the kernel gave no random bytes");
         return -1;
     }
-    tmpdir_ = dir.value();
+    tmpdir_ = site_.tmpdir + "/stepmap." + stepTag + "." + nodeName + "." + suffix;
 
     ServerLaunch launch = serverLaunch(facts, node, planText, hub, sp);
     launch.localRanks = std::move(localRanks);
-    launch.logFd = openServerLog(site_, stepTag, nodeName);
-    const std::string where = "step " + stepTag + " on " + plan_.nodes[node].name;
-    if (getpid() != stepdPid_) {
-        // contain_spank: descriptors opened here are this clone's alone (see
-        // the header), so wait here; the tasks see the environments in memory.
-        if (!takeRunningServer(launchServer(std::move(launch)), where))
-            return -1;
-        logDebug("user_init runs contained (contain_spank): the server stops with the step");
-        server_.forget();
-        serverNotices_.reset();
-        return 0;
+    launch.directory = tmpdir_;
+    if (!site_.logDir.empty()) {
+        auto path = serverLogPath(site_.logDir, stepTag, nodeName);
+        if (path)
+            launch.logPath = *path;
+        else
+            logError(path.error().message + "; the server runs without a log");
     }
     envFd_.reset(memfd_create("stepmap-client-env", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     auto spawned = envFd_ ? spawnServer(std::move(launch))
@@ -249,9 +243,13 @@ int StepdSide::startServer(const StepFacts &facts, std::uint32_t node,
                                 UserError{std::string("memfd_create: ") + std::strerror(errno)});
     if (!spawned) {
         logError("the PMIx server for " + where + " did not start: " + spawned.error().message);
+        // As the job's user: a directory of that name that is not theirs
+        // stays.
         removeServerDirectory();
         return -1;
     }
+    if (!spawned->logProblem.empty())
+        logError(spawned->logProblem + "; the server runs without a log");
     starting_ = std::move(spawned.value());
     startingWhere_ = where;
     return 0;
@@ -274,7 +272,21 @@ bool StepdSide::takeRunningServer(Expected<RunningServer> running, const std::st
 // last call returns. The server started meanwhile: its report is awaited
 // here, once, and its environments written where every task can read them.
 int StepdSide::taskPostFork(spank_t) {
-    if (!starting_ || ++postForks_ < localTasks_)
+    if (!starting_)
+        return 0;
+    // The step's cgroups exist and hold slurmstepd now: the server goes
+    // there before any task may exec and become its client.
+    if (postForks_ == 0) {
+        if (auto placed = placeServer(*starting_); !placed) {
+            logError("the PMIx server for " + startingWhere_ +
+                     " cannot join the step's cgroups: " + placed.error().message);
+            starting_->process.stop(200);
+            starting_.reset();
+            removeServerDirectory();
+            return -1;
+        }
+    }
+    if (++postForks_ < localTasks_)
         return 0;
     // The tasks are forked and wait before exec from here until this returns.
     const std::int64_t forked = timeline::nowUsec();
@@ -411,7 +423,7 @@ ServerLaunch StepdSide::serverLaunch(const StepFacts &facts, std::uint32_t node,
                    "--watch-pid",
                    std::to_string(stepdPid_),
                    "--launched-at",
-                   std::to_string(userInitUsec_),
+                   std::to_string(initUsec_),
                    "--dmodex-timeout",
                    std::to_string(site_.dmodexTimeoutSec),
                    "--fence-timeout",
@@ -562,8 +574,10 @@ int StepdSide::taskExit(spank_t sp) {
 int StepdSide::exit(spank_t) {
     if (!active_)
         return 0;
-    if (starting_) // the tasks never got that far
+    if (starting_) { // the tasks never got that far
         starting_->process.stop(200);
+        starting_.reset();
+    }
     server_.stop(200);
     removeServerDirectory();
     return 0;

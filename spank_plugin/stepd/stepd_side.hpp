@@ -1,26 +1,28 @@
 #pragma once
 
 // The plugin inside slurmstepd: starts this node's stepmap-stepd for the
-// step (as the job's user, in the step's cgroup), gives each task the PMIx
+// step (as the job's user, in the step's cgroups), gives each task the PMIx
 // environment, stops the server when the tasks are done, and removes what
 // it may have left. Runs as root: everything from the job environment is
 // bounded and checked against what Slurm says of the step.
 //
-// SlurmdParameters=contain_spank (with a job namespace) runs user_init and
-// task_exit each in a clone(CLONE_VM) child of slurmstepd: memory is shared,
-// but the pid and the descriptor table are the clone's own, and a
-// descriptor opened there is gone when it returns. So the server watches
-// the pid slurm_spank_init ran in (slurmstepd itself), and a contained
-// user_init keeps no descriptor for later hooks: Slurm's end-of-step kill of
-// the step's processes stops the server, and a failing task's status is not
-// forwarded (srun reports Slurm's own).
+// The server starts in slurm_spank_init, the step's first hook, so that its
+// start overlaps slurmstepd's own set-up (the step's cgroups, PAM, the
+// tasks' fork). It lands where slurmstepd is then, outside the step's
+// cgroups (cgroup v1's cpuset: the node's root one): the first
+// task_post_fork, when the cgroups exist and hold slurmstepd and no task
+// has exec'd yet, moves it into slurmstepd's own cgroups, while its
+// process is guarded (server_launch.hpp: PidGuard). The last task_post_fork
+// (the tasks are forked, held before exec until it returns) waits for its
+// report and leaves the clients' environments in a sealed memfd every task
+// inherited; each task takes its own in task_init. If the step fails before
+// that, the exit hook stops the server and removes its directory.
 //
-// Otherwise the server starts while slurmstepd forks the tasks: user_init
-// only forks it; the last task_post_fork (the tasks are forked, held
-// before exec until it returns) waits for its report and leaves the
-// clients' environments in a sealed memfd every task inherited; each task
-// takes its own in task_init. A contained user_init waits for the report
-// itself, as the tasks then see its memory.
+// SlurmdParameters=contain_spank (24.05+, with a job namespace) runs
+// user_init, task_post_fork and task_exit each in a clone(CLONE_VM) child
+// of slurmstepd: memory is shared, the descriptor table is a copy. What
+// they use was opened in slurm_spank_init, in slurmstepd itself, so it is
+// in both; the server watches the pid slurm_spank_init ran in.
 
 #include "plan/launch_plan.hpp"
 #include "site_config.hpp"
@@ -44,13 +46,13 @@ public:
     // Constructed in slurm_spank_init, which runs in slurmstepd itself.
     explicit StepdSide(SiteConfig site) : site_(std::move(site)), stepdPid_(getpid()) {}
 
-    int userInit(spank_t sp);
+    int init(spank_t sp);
     int taskPostFork(spank_t sp);
     int taskInit(spank_t sp);
     int taskExit(spank_t sp);
     int exit(spank_t sp);
 
-    // What userInit learns of the step (stepd_side.cpp).
+    // What init learns of the step (stepd_side.cpp).
     struct StepFacts;
     struct HubAccess;
 
@@ -73,7 +75,7 @@ private:
 
     SiteConfig site_;
     pid_t stepdPid_;
-    std::int64_t userInitUsec_ = 0; // when user_init began (srun -v's breakdown)
+    std::int64_t initUsec_ = 0; // when slurm_spank_init began (srun -v's breakdown)
     // Started ahead of the tasks, until the last task_post_fork.
     std::optional<StartingServer> starting_;
     std::string startingWhere_; // "step J.S on NODE", for its messages

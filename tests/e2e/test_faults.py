@@ -100,6 +100,25 @@ class FaultTest(unittest.TestCase):
             else:
                 self.assertIn("the server exited before it was ready", r.stderr)
 
+    def test_a_step_failing_before_its_tasks_leaves_no_server(self):
+        # The server starts in slurm_spank_init, before the rest of the
+        # step's set-up; another site plugin failing the step after that
+        # (fail_user_init's user_init) must not leave it or its directory
+        # behind on any node.
+        failing = cluster.program("STEPMAP_FAIL_USER_INIT")
+        logs_before = set(glob.glob(os.path.join(cluster.LOG_DIR, "stepmap-stepd.*.log")))
+        with plugstack(lambda text: text.rstrip("\n") + "\nrequired " + failing + "\n"):
+            r = cluster.srun("-n", "4", "--map-by", "node", "echo", "task ran",
+                             extra_env={"SLURM_TEST_FAIL_USER_INIT": "1"})
+        # srun's exit status is Slurm's (22.05: 0 when no task launched).
+        self.assertNotIn("task ran", r.stdout)
+        self.assertIn("launch failed", r.stderr)
+        # The servers had started: each node's log says so.
+        started = [p for p in set(glob.glob(os.path.join(cluster.LOG_DIR, "stepmap-stepd.*.log")))
+                   - logs_before if "starting as uid" in open(p).read()]
+        self.assertEqual(len(started), 4, r.stderr)
+        self.assertEqual(leftovers(wait=10), [], "a failed step left its servers behind")
+
     def test_a_mistyped_site_setting_stops_every_step(self):
         # Also a step stepmap would not serve: the setting is named at once.
         with plugstack(lambda text: text.rstrip("\n") + " colour=blue\n"):

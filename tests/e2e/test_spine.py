@@ -28,8 +28,9 @@ class SpineTest(cluster.StepTestCase):
         logs = cluster.server_logs(nspace)
         self.assertEqual(len(logs), len({n for n, *_ in hello_ranks(result.stdout).values()}))
         for text in logs.values():
-            # Each server ran as the job's user, inside the step's cpuset.
-            m = re.search(r"starting as uid (\d+) .*cgroup \d+:cpuset:([^,\s]+)", text)
+            # Each server ran as the job's user, inside the step's cpuset
+            # (it starts before Slurm makes it, in the node's root one).
+            m = re.search(r"ran as uid (\d+) .*cgroup \d+:cpuset:([^,\s]+)", text)
             self.assertIsNotNone(m, text)
             self.assertNotEqual(int(m.group(1)), 0)
             self.assertRegex(m.group(2), r"/job_\d+/step_0$")

@@ -107,6 +107,90 @@ TEST(ServerLaunch, SpawningDoesNotWaitForTheReport) {
     running->process.stop(2000);
 }
 
+// The server's directory and log are made as the job's user before it
+// runs (root makes nothing where users write); its stderr is the log.
+TEST(ServerLaunch, DirectoryAndLogAreTheJobUsers) {
+    if (getuid() != 0)
+        GTEST_SKIP() << "the drop to the job's user needs root";
+    char parent[] = "/tmp/stepmap-files-XXXXXX";
+    ASSERT_TRUE(mkdtemp(parent));
+    chmod(parent, 01777);
+    ServerLaunch l = shellServer("echo said >&2; printf 'READY\\nRANK 0\\nEND\\n' >&\"$1\"; "
+                                 "exec sleep 30");
+    l.directory = std::string(parent) + "/server";
+    l.logPath = std::string(parent) + "/server.log";
+    auto running = launchServer(std::move(l));
+    ASSERT_TRUE(running) << running.error().message;
+    running->process.stop(2000);
+    struct stat dir {
+    }, log{};
+    ASSERT_EQ(stat((std::string(parent) + "/server").c_str(), &dir), 0);
+    ASSERT_EQ(stat((std::string(parent) + "/server.log").c_str(), &log), 0);
+    EXPECT_EQ(dir.st_uid, kNobody);
+    EXPECT_EQ(dir.st_gid, kNobody);
+    EXPECT_EQ(dir.st_mode & 0777, 0700u);
+    EXPECT_EQ(log.st_uid, kNobody);
+    EXPECT_EQ(log.st_mode & 0777, 0600u);
+    std::FILE *f = std::fopen((std::string(parent) + "/server.log").c_str(), "r");
+    char text[16] = {};
+    ASSERT_TRUE(f);
+    EXPECT_TRUE(std::fgets(text, sizeof text, f));
+    std::fclose(f);
+    EXPECT_STREQ(text, "said\n");
+
+    // A directory of that name already there (someone made it first): no
+    // server; a log already there: the server runs without it.
+    ServerLaunch again = shellServer("exit 0");
+    again.directory = std::string(parent) + "/server";
+    auto refused = launchServer(std::move(again));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().message, "cannot make its directory " + std::string(parent) +
+                                           "/server as the job's user: File exists");
+    ServerLaunch logTaken = shellServer("printf 'READY\\nRANK 0\\nEND\\n' >&\"$1\"; exec sleep 30");
+    logTaken.directory = std::string(parent) + "/server2";
+    logTaken.logPath = std::string(parent) + "/server.log";
+    auto starting = spawnServer(std::move(logTaken));
+    ASSERT_TRUE(starting) << starting.error().message;
+    EXPECT_EQ(starting->logProblem,
+              "cannot create the server's log " + std::string(parent) + "/server.log: File exists");
+    auto withoutLog = awaitServer(std::move(starting.value()));
+    ASSERT_TRUE(withoutLog) << withoutLog.error().message;
+    withoutLog->process.stop(2000);
+    for (const char *name : {"/server", "/server2"})
+        rmdir((std::string(parent) + name).c_str());
+    unlink((std::string(parent) + "/server.log").c_str());
+    rmdir(parent);
+}
+
+// Placing a starting server moves it into this process's cgroups and lets
+// its guard go, once only. (Here it was forked in them already; that it
+// leaves the node's root cpuset for the step's is e2e: test_spine.)
+TEST(ServerLaunch, PlacingMovesTheServerIntoTheseCgroups) {
+    if (getuid() != 0)
+        GTEST_SKIP() << "the drop to the job's user and cgroup.procs need root";
+    auto starting = spawnServer(shellServer("sleep 30"));
+    ASSERT_TRUE(starting) << starting.error().message;
+    EXPECT_TRUE(starting->guard);
+    auto placed = placeServer(*starting);
+    ASSERT_TRUE(placed) << placed.error().message;
+    EXPECT_FALSE(starting->guard);
+    auto cgroupOf = [](const std::string &pid) {
+        std::FILE *f = std::fopen(("/proc/" + pid + "/cgroup").c_str(), "r");
+        std::string text;
+        char buf[512];
+        while (f && std::fgets(buf, sizeof buf, f))
+            text += buf;
+        if (f)
+            std::fclose(f);
+        return text;
+    };
+    EXPECT_EQ(cgroupOf(std::to_string(starting->process.pid())), cgroupOf("self"));
+    auto twice = placeServer(*starting);
+    ASSERT_FALSE(twice);
+    EXPECT_EQ(twice.error().message, "the server's process is no longer guarded");
+    starting->process.stop(2000);
+}
+
 // What the server says (or does not) and the plugin's error for it.
 TEST(ServerLaunch, FailuresNameTheReason) {
     if (getuid() != 0)
