@@ -97,7 +97,7 @@ int hook(int which, spank_t sp) {
     case kHookLocalUserInit:
         return srun ? srun->localUserInit(sp) : 0;
     case kHookUserInit:
-        return 0; // the server started in slurm_spank_init (stepd_side.hpp)
+        return stepd ? stepd->userInit(sp) : 0;
     case kHookTaskPostFork:
         return stepd ? stepd->taskPostFork(sp) : 0;
     case kHookTaskInit:

@@ -181,8 +181,7 @@ int StepdSide::init(spank_t sp) {
         return 0; // not a stepmap step
     active_ = true;
     if (!planVar) {
-        logError(planVar.error().message);
-        return -1;
+        return refuse(planVar.error().message);
     }
     const StepFacts facts = readStepFacts(sp);
     uid_ = facts.uid;
@@ -191,21 +190,18 @@ int StepdSide::init(spank_t sp) {
     auto checked = checkStepFacts(facts);
     auto plan = checked ? decodeStepPlan(**planVar, facts) : Expected<LaunchPlan>(checked.error());
     if (!plan) {
-        logError(plan.error().message);
-        return -1;
+        return refuse(plan.error().message);
     }
     plan_ = std::move(plan.value());
     auto local = findLocalNode(sp, plan_, localTasks_);
     if (!local) {
-        logError(local.error().message);
-        return -1;
+        return refuse(local.error().message);
     }
     if (!local->node)
         return 0;
     auto hub = readHubAccess(sp);
     if (!hub) {
-        logError(hub.error().message);
-        return -1;
+        return refuse(hub.error().message);
     }
     localRanks_ = local->ranks;
     return startServer(facts, *local->node, std::move(local->ranks), **planVar, *hub, sp);
@@ -221,9 +217,8 @@ int StepdSide::startServer(const StepFacts &facts, std::uint32_t node,
     // can take in advance; the server checks it is its own and private.
     const std::string suffix = randomSuffix();
     if (suffix.empty()) {
-        logError("the PMIx server for " + where +
-                 " cannot name its directory: the kernel gave no random bytes");
-        return -1;
+        return refuse("the PMIx server for " + where +
+                      " cannot name its directory: the kernel gave no random bytes");
     }
     tmpdir_ = site_.tmpdir + "/stepmap." + stepTag + "." + nodeName + "." + suffix;
 
@@ -242,17 +237,33 @@ int StepdSide::startServer(const StepFacts &facts, std::uint32_t node,
                           : Expected<StartingServer>(
                                 UserError{std::string("memfd_create: ") + std::strerror(errno)});
     if (!spawned) {
-        logError("the PMIx server for " + where + " did not start: " + spawned.error().message);
         // As the job's user: a directory of that name that is not theirs
         // stays.
         removeServerDirectory();
-        return -1;
+        return refuse("the PMIx server for " + where +
+                      " did not start: " + spawned.error().message);
     }
     if (!spawned->logProblem.empty())
         logError(spawned->logProblem + "; the server runs without a log");
     starting_ = std::move(spawned.value());
     startingWhere_ = where;
     return 0;
+}
+
+// What slurmstepd's slurm_spank_init logs reaches only the node's log, and
+// srun would say no more than "Plugin initialization failed": the step's
+// refusal is said in user_init, whose messages reach srun, and fails the
+// step there, before any task is forked.
+int StepdSide::refuse(std::string message) {
+    refusal_ = std::move(message);
+    return 0;
+}
+
+int StepdSide::userInit(spank_t) {
+    if (refusal_.empty())
+        return 0;
+    logError(refusal_);
+    return -1;
 }
 
 bool StepdSide::takeRunningServer(Expected<RunningServer> running, const std::string &where) {

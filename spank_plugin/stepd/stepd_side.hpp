@@ -16,7 +16,9 @@
 // (the tasks are forked, held before exec until it returns) waits for its
 // report and leaves the clients' environments in a sealed memfd every task
 // inherited; each task takes its own in task_init. If the step fails before
-// that, the exit hook stops the server and removes its directory.
+// that, the exit hook stops the server and removes its directory. A step
+// refused in slurm_spank_init (a damaged plan, ...) fails in user_init,
+// whose message reaches srun.
 //
 // SlurmdParameters=contain_spank (24.05+, with a job namespace) runs
 // user_init, task_post_fork and task_exit each in a clone(CLONE_VM) child
@@ -47,6 +49,7 @@ public:
     explicit StepdSide(SiteConfig site) : site_(std::move(site)), stepdPid_(getpid()) {}
 
     int init(spank_t sp);
+    int userInit(spank_t sp);
     int taskPostFork(spank_t sp);
     int taskInit(spank_t sp);
     int taskExit(spank_t sp);
@@ -73,8 +76,12 @@ private:
     Expected<std::optional<ready::ClientEnvironment>>
     inheritedEnvironment(std::uint32_t rank) const;
 
+    // Keeps why the step cannot be served, for userInit to say; returns 0.
+    int refuse(std::string message);
+
     SiteConfig site_;
     pid_t stepdPid_;
+    std::string refusal_;
     std::int64_t initUsec_ = 0; // when slurm_spank_init began (srun -v's breakdown)
     // Started ahead of the tasks, until the last task_post_fork.
     std::optional<StartingServer> starting_;
